@@ -1,0 +1,53 @@
+"""What a non-zero exit means, by mlxcel's conventions (see ../shared/MLXCEL-FACTS.md)."""
+
+import re
+
+from jobs.readings import Failure, RunOutput
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_OOM_TEXT = ("CUDA_ERROR_OUT_OF_MEMORY", "cuMemAlloc failed")
+SIGKILL_EXIT = 137
+TIMEOUT_EXIT = 124
+
+
+def plain(text: str) -> str:
+    """Output without ANSI colour codes and carriage returns."""
+    return _ANSI.sub("", text).replace("\r", "")
+
+
+def failed_exit(run: RunOutput, error_prefix: str = "Error:") -> Failure | None:
+    """The failure a run's exit status stands for, or None when it exited 0.
+
+    124 is a timeout and never OOM; 137 (SIGKILL) is an OOM kill; other codes are OOM only
+    when the output says so.
+    """
+    if run.timed_out or run.exit_code == TIMEOUT_EXIT:
+        limit = f" after {run.timeout_s:g} s" if run.timeout_s else ""
+        return Failure(kind="timeout", reason=f"timed out{limit} (exit {TIMEOUT_EXIT})")
+    if run.exit_code == 0:
+        return None
+    if run.exit_code == SIGKILL_EXIT:
+        return Failure(kind="oom", reason="killed by SIGKILL (exit 137): out of memory")
+    text = plain(run.stdout + "\n" + run.stderr)
+    for marker in _OOM_TEXT:
+        if marker in text:
+            return Failure(kind="oom", reason=f"out of memory: {_line_with(text, marker)} "
+                                              f"(exit {run.exit_code})")
+    error = _line_with(plain(run.stderr), error_prefix)
+    if error:
+        return Failure(kind="error", reason=f"{error} (exit {run.exit_code})")
+    last = last_line(plain(run.stderr))
+    detail = f": {last}" if last else " with nothing on stderr"
+    return Failure(kind="error", reason=f"exited with code {run.exit_code}{detail}")
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _line_with(text: str, marker: str) -> str:
+    for line in text.splitlines():
+        if marker in line:
+            return line.strip()[:300]
+    return ""

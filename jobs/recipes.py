@@ -1,0 +1,177 @@
+"""The recipe catalogue: named command templates per backend, with typed parameters.
+
+A worker only runs recipes from its own catalogue: the queue carries a recipe's name and
+parameter values, never a command line.
+"""
+
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from jobs.errors import UserError
+from jobs.model import Scalar, Strict
+from jobs.templates import fill, placeholders
+
+# Placeholders every command may use; the worker fills them in for each run.
+BUILTINS = {
+    "tree": "the target's worktree at the cell's commit",
+    "build": "the build output directory of (commit, backend)",
+    "model": "the model's name",
+    "model_dir": "MODELS_DIR/<model> on the worker's host",
+    "models_dir": "the worker's MODELS_DIR",
+    "python": "the worker's Python interpreter",
+    "backend": "the backend name",
+    "out": "a scratch directory kept as the run's artifacts",
+    "commit": "the resolved 40-hex commit",
+}
+
+Kind = Literal["build", "bench", "profile"]
+ParamType = Literal["int", "float", "str", "bool"]
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "bool": (bool,),
+}
+
+
+class Param(Strict):
+    type: ParamType
+    default: Scalar | None = None
+    help: str = ""
+
+    def accepts(self, value: Scalar) -> bool:
+        # bool is an int in Python; a typed parameter must not take one for the other.
+        if isinstance(value, bool) and self.type != "bool":
+            return False
+        return isinstance(value, _PYTHON_TYPES[self.type])
+
+
+class Optional_(Strict):
+    """Arguments present only when a bool parameter is true (e.g. `--ignore-eos`)."""
+
+    when: str
+    args: list[str]
+
+
+Arg = str | Optional_
+
+
+class Variant(Strict):
+    """What one backend changes in a recipe: its command, extra env, or both."""
+
+    command: list[Arg] | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class Recipe(Strict):
+    kind: Kind
+    command: list[Arg] = Field(min_length=1)
+    parser: str | None = None
+    timeout_s: float = Field(default=900, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    params: dict[str, Param] = Field(default_factory=dict)
+    allow_env: list[str] = Field(default_factory=list)
+    backends: dict[str, Variant] = Field(default_factory=dict)
+    help: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> "Recipe":
+        if self.kind != "build" and not self.parser:
+            raise ValueError(f"a {self.kind} recipe needs a parser")
+        for name, param in self.params.items():
+            if param.default is not None and not param.accepts(param.default):
+                raise ValueError(f"default of parameter {name} is not a {param.type}")
+        known = set(self.params) | set(BUILTINS)
+        for template in self._templates():
+            for name in placeholders(template):
+                if name not in known:
+                    raise ValueError(f"{{{name}}} is neither a parameter nor a built-in")
+        for arg in self._conditionals():
+            if arg.when not in self.params or self.params[arg.when].type != "bool":
+                raise ValueError(f"'when: {arg.when}' must name a bool parameter")
+        return self
+
+    def _commands(self) -> list[list[Arg]]:
+        return [self.command] + [v.command for v in self.backends.values() if v.command]
+
+    def _templates(self) -> list[str]:
+        args = [a for cmd in self._commands() for a in cmd]
+        texts = [a for a in args if isinstance(a, str)]
+        texts += [t for a in args if isinstance(a, Optional_) for t in a.args]
+        envs = [self.env] + [v.env for v in self.backends.values()]
+        return texts + [value for env in envs for value in env.values()]
+
+    def _conditionals(self) -> list[Optional_]:
+        return [a for cmd in self._commands() for a in cmd if isinstance(a, Optional_)]
+
+    def serves(self, backend: str) -> bool:
+        """A recipe with per-backend variants serves only those backends."""
+        return not self.backends or backend in self.backends
+
+    def env_allowed(self, name: str) -> bool:
+        return any(fnmatchcase(name, pattern) for pattern in self.allow_env)
+
+
+class Catalogue(Strict):
+    recipes: dict[str, Recipe]
+
+    def get(self, name: str, host: str = "this catalogue") -> Recipe:
+        if name not in self.recipes:
+            raise UserError(f"recipe {name!r} is not in {host}; add it or pick one of "
+                            f"{', '.join(sorted(self.recipes))}")
+        return self.recipes[name]
+
+
+def param_problems(recipe: Recipe, given: Mapping[str, Scalar]) -> list[str]:
+    """Why these parameter values do not fit the recipe (empty when they do)."""
+    problems = [f"unknown parameter {name!r}; the recipe takes "
+                f"{', '.join(sorted(recipe.params)) or 'none'}"
+                for name in given if name not in recipe.params]
+    for name, param in recipe.params.items():
+        if name in given and not param.accepts(given[name]):
+            problems.append(f"parameter {name!r} must be a {param.type}, got {given[name]!r}")
+        elif name not in given and param.default is None:
+            problems.append(f"parameter {name!r} is required")
+    return problems
+
+
+def env_problems(recipe: Recipe, env: Mapping[str, str]) -> list[str]:
+    return [f"env {name} may not be overridden; the recipe allows "
+            f"{', '.join(recipe.allow_env) or 'no overrides'}"
+            for name in env if not recipe.env_allowed(name)]
+
+
+class Invocation(Strict):
+    """A recipe made concrete for one run: the exact argv and the env it sets."""
+
+    argv: list[str]
+    env: dict[str, str]
+    timeout_s: float
+
+
+def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
+               env_overrides: Mapping[str, str], builtins: Mapping[str, str]) -> Invocation:
+    """Fill a recipe's templates for one backend; raises UserError when the inputs don't fit."""
+    problems = param_problems(recipe, given) + env_problems(recipe, env_overrides)
+    if not recipe.serves(backend):
+        problems.append(f"the recipe has no variant for backend {backend!r}")
+    if problems:
+        raise UserError("; ".join(problems))
+    values: dict[str, Scalar] = {n: p.default for n, p in recipe.params.items()
+                                 if p.default is not None}
+    values.update(given)
+    values.update(builtins)
+    variant = recipe.backends.get(backend, Variant())
+    argv: list[str] = []
+    for arg in variant.command or recipe.command:
+        if isinstance(arg, str):
+            argv.append(fill(arg, values))
+        elif values[arg.when]:
+            argv.extend(fill(a, values) for a in arg.args)
+    env = {**recipe.env, **variant.env}
+    env = {k: fill(v, values) for k, v in env.items()}
+    env.update(env_overrides)
+    return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s)

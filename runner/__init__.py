@@ -1,0 +1,1 @@
+"""The coordinator the laptop runs: submit, status, record, demo and the worker command."""

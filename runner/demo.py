@@ -1,0 +1,52 @@
+"""`benchfleet demo`: private Redis, two local workers, the stand-in target, a real record."""
+
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from runner.local_fleet import LocalFleet
+from runner.records import Written, gather, write
+from runner.redis_server import RedisServer
+from runner.status import summary, table, watch
+from runner.submit import submit
+from runner.target import DEMO_MODELS, make_models, make_target_repo
+from workers.artifacts import open_store
+from workers.settings import Settings
+from workers.state import Store
+
+DEMO_SWEEP = Path(__file__).parent / "demo_sweep.yaml"
+BACKENDS = ("cuda", "metal")
+
+
+def run_demo(root: Path, console: Console) -> Written:
+    work = root / datetime.now().strftime("run-%Y%m%d-%H%M%S")
+    work.mkdir(parents=True)
+    console.print(f"demo directory: {work}")
+    target = work / "target"
+    shas = make_target_repo(target)
+    make_models(work / "models", DEMO_MODELS)
+    console.print(f"stand-in target: {target} (commits {', '.join(s[:10] for s in shas)})")
+    sweep_file = work / "demo-sweep.yaml"
+    spec = yaml.safe_load(DEMO_SWEEP.read_text())
+    spec["target"]["repo"] = str(target)
+    sweep_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    with RedisServer(work / "redis") as server:
+        settings = Settings(redis_url=server.url, artifacts=work / "artifacts",
+                            workspace=work / "workspace", models_dir=work / "models")
+        console.print(f"private redis-server on {server.url}")
+        fleet = LocalFleet(settings, work / "logs")
+        try:
+            for backend in BACKENDS:
+                fleet.start(backend, f"demo-{backend}")
+            sweep_id, cells = submit(sweep_file, settings)
+            console.print(f"submitted sweep {sweep_id}: {len(cells)} cells")
+            store = Store.connect(settings.redis_url)
+            watch(store, sweep_id, cells, console)
+            states = store.states(sweep_id)
+            console.print(table(cells, states, f"{sweep_id}: {summary(states)}"))
+            record = gather(store, open_store(settings.artifacts), sweep_id)
+            return write(record, work / "record")
+        finally:
+            fleet.stop()

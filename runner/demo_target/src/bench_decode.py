@@ -1,0 +1,83 @@
+"""mlxcel-bench-decode for tinymoe: prefill a prompt, decode tokens, print the timings."""
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import tinymoe
+
+BOLD, RESET = "\x1b[1m", "\x1b[0m"
+
+
+def main() -> int:
+    args = parse_args()
+    path = Path(args.model)
+    if not (path / "config.json").is_file():
+        print(f"Error: failed to load model: {path}: no config.json", file=sys.stderr)
+        return 1
+    dtype = json.loads((Path(__file__).parent / "backend.json").read_text())["dtype"]
+    print("[Memory] cache limit: none applied (allocator default)")
+    start = time.perf_counter()
+    model = tinymoe.Model(path, dtype)
+    print(f"[Load] wall: {time.perf_counter() - start:.3f} s  MLX peak: {peak_gb():.2f} GB")
+    prompt = prompt_tokens(args, model)
+    generate(model, prompt, args.warmup_tokens)
+    prefill_s, decode_s = generate(model, prompt, args.max_tokens)
+    print(f"{BOLD}[Profile Results]{RESET}")
+    print(f"  Prompt tokens:    {len(prompt)}")
+    print(f"  Generated tokens: {args.max_tokens}")
+    print(f"  Prefill:          {prefill_s * 1e3:.2f} ms ({len(prompt) / prefill_s:.2f} tok/s)")
+    decoded = max(args.max_tokens - 1, 1)
+    print(f"  Decode:           {decode_s * 1e3:.2f} ms ({decoded / decode_s:.2f} tok/s)")
+    print(f"  MLX peak memory:  {peak_gb():.2f} GB")
+    return 0
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="mlxcel-bench-decode")
+    p.add_argument("-m", "--model", required=True)
+    p.add_argument("-p", "--prompt", required=True)
+    p.add_argument("-n", "--max-tokens", type=int, default=100)
+    p.add_argument("--warmup-tokens", type=int, default=20)
+    p.add_argument("--prompt-tokens", type=int)
+    p.add_argument("--ignore-eos", action="store_true")
+    p.add_argument("--no-chat-template", action="store_true")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--top-p", type=float, default=1.0)
+    return p.parse_args()
+
+
+def prompt_tokens(args: argparse.Namespace, model: tinymoe.Model) -> np.ndarray:
+    target = args.prompt_tokens or len(args.prompt.split())
+    actual = min(target, model.max_context - args.max_tokens)
+    if args.prompt_tokens:
+        print(f"[long-prompt] target={target} tokens -> using {actual} tokens "
+              f"(max_context={model.max_context}, reserved {args.max_tokens} for generation)",
+              file=sys.stderr)
+    return np.arange(actual) % model.vocab
+
+
+def generate(model: tinymoe.Model, prompt: np.ndarray, count: int) -> tuple[float, float]:
+    """Prefill the prompt, then decode greedily; returns (prefill s, decode s)."""
+    cache = model.new_cache()
+    start = time.perf_counter()
+    logits = model.forward(prompt, cache)
+    token = int(np.argmax(logits))
+    prefill = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(max(count - 1, 0)):
+        token = int(np.argmax(model.forward(np.array([token]), cache)))
+    return prefill, max(time.perf_counter() - start, 1e-9)
+
+
+def peak_gb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1 << 30) if sys.platform == "darwin" else rss / (1 << 20)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

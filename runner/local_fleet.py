@@ -1,0 +1,51 @@
+"""Worker processes on this machine, started and stopped as a group (demo and tests)."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from workers.settings import Settings
+
+# How long a worker gets to finish its cell and exit after SIGTERM (Celery's warm shutdown).
+STOP_GRACE_S = 30.0
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    env = {"BENCHFLEET_REDIS_URL": settings.redis_url,
+           "BENCHFLEET_ARTIFACTS": str(settings.artifacts),
+           "BENCHFLEET_WORKSPACE": str(settings.workspace),
+           "BENCHFLEET_MODELS_DIR": str(settings.models_dir)}
+    if settings.catalogue:
+        env["BENCHFLEET_CATALOGUE"] = str(settings.catalogue)
+    return env
+
+
+class LocalFleet:
+    def __init__(self, settings: Settings, logs: Path) -> None:
+        self.settings = settings
+        self.logs = logs
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, backend: str, name: str) -> subprocess.Popen[bytes]:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = (self.logs / f"worker-{name}-{backend}.log").open("ab")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "runner.cli", "worker", "--backend", backend, "--name", name],
+            env={**os.environ, **settings_env(self.settings)}, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.procs[f"{name}/{backend}"] = proc
+        return proc
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -1,0 +1,68 @@
+"""A private redis-server on a free loopback port, for the demo (and the tests)."""
+
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+from types import TracebackType
+
+import redis
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from jobs.errors import UserError
+
+INSTALL_HINT = ("install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or "
+                "`brew install redis` (macOS), or run ./install.sh")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise UserError(f"redis-server is not on PATH; {INSTALL_HINT}")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.workdir),
+             "--logfile", str(self.workdir / "redis.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready()
+        return self
+
+    @retry(stop=stop_after_delay(15), wait=wait_fixed(0.05), reraise=True,
+           retry=retry_if_exception_type(redis.ConnectionError))
+    def _wait_ready(self) -> None:
+        if self.proc and self.proc.poll() is not None:
+            raise UserError(f"redis-server exited at start; see {self.workdir / 'redis.log'}")
+        redis.Redis(port=self.port, socket_connect_timeout=1).ping()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> "RedisServer":
+        return self.start()
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.stop()

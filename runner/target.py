@@ -1,0 +1,47 @@
+"""The stand-in target as a git repository, and the model directories it reads."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+SOURCE = Path(__file__).parent / "demo_target"
+# Commit 1 has no fused decode path; commit 2 wires it for qwen3_moe, as mlxcel did.
+_FUSED_LINE = 'FUSED_FAMILIES = {"qwen3_moe"}'
+_UNFUSED_LINE = "FUSED_FAMILIES: set[str] = set()  # fused decode not wired yet"
+
+DEMO_MODELS = {
+    "tinymoe-a3": {"family": "qwen3_moe", "layers": 4, "hidden": 128, "experts": 16,
+                   "top_k": 4, "expert_width": 256, "vocab": 512, "seed": 1},
+}
+
+
+def make_target_repo(dest: Path) -> list[str]:
+    """A git repository of the stand-in with two commits on `main`; returns their shas."""
+    shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    git(dest, "init", "--quiet", "--initial-branch=main")
+    moe = dest / "src" / "tinymoe.py"
+    final = moe.read_text()
+    moe.write_text(final.replace(_FUSED_LINE, _UNFUSED_LINE))
+    first = commit_all(dest, "tinymoe: decoder with the expert-gather path")
+    moe.write_text(final)
+    second = commit_all(dest, "tinymoe: fused decode path for qwen3_moe (MLXCEL_FUSED_MOE)")
+    return [first, second]
+
+
+def make_models(models_dir: Path, models: dict[str, dict[str, object]]) -> None:
+    for name, config in models.items():
+        (models_dir / name).mkdir(parents=True, exist_ok=True)
+        (models_dir / name / "config.json").write_text(json.dumps(config, indent=1))
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=benchfleet", "-c", "user.email=benchfleet@localhost",
+        "commit", "--quiet", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()

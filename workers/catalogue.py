@@ -1,0 +1,27 @@
+"""Load a recipe catalogue file: the shipped one unless BENCHFLEET_CATALOGUE names another."""
+
+from pathlib import Path
+
+from jobs.errors import SpecError, UserError
+from jobs.parsers import PARSERS
+from jobs.recipes import Catalogue
+from jobs.specfile import load, located
+
+SHIPPED = Path(__file__).parent / "catalogues" / "default.yaml"
+
+
+def load_catalogue(path: Path | None) -> Catalogue:
+    path = path or SHIPPED
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise UserError(f"cannot read the recipe catalogue {path} ({error.strerror}); "
+                        "check BENCHFLEET_CATALOGUE") from None
+    catalogue, root = load(Catalogue, text, str(path))
+    unknown = [(("recipes", name, "parser"), f"unknown parser {recipe.parser!r}; known: "
+                f"{', '.join(sorted(PARSERS))}")
+               for name, recipe in catalogue.recipes.items()
+               if recipe.parser and recipe.parser not in PARSERS]
+    if unknown:
+        raise SpecError(located(str(path), root, unknown))
+    return catalogue

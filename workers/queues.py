@@ -1,0 +1,11 @@
+"""Queue and task names: one queue per backend, one per worker host for pinned cells."""
+
+TASK = "benchfleet.run_cell"
+
+
+def backend_queue(backend: str) -> str:
+    return f"benchfleet.backend.{backend}"
+
+
+def host_queue(worker: str, backend: str) -> str:
+    return f"benchfleet.host.{worker}.{backend}"
