@@ -21,30 +21,32 @@ def main(argv: list[str] | None = None) -> int:
         command.add(sub)
     args = parser.parse_args(argv)
     console = Console()
-    err = Console(stderr=True)
     try:
         settings = Settings()
         return int(args.run(args, settings, console))
     except SpecError as error:
         for problem in error.problems:
-            err.print(f"benchfleet: {problem}", markup=False, highlight=False)
+            _say(problem)
         return 2
     except UserError as error:
-        err.print(f"benchfleet: {error}", markup=False, highlight=False)
+        _say(str(error))
         return 2
     except ValidationError as error:
         first = error.errors()[0]
-        err.print(f"benchfleet: setting BENCHFLEET_{str(first['loc'][0]).upper()}: "
-                  f"{first['msg']}", markup=False, highlight=False)
+        _say(f"setting BENCHFLEET_{str(first['loc'][0]).upper()}: {first['msg']}")
         return 2
     except redis.ConnectionError:
-        err.print("benchfleet: cannot reach Redis at BENCHFLEET_REDIS_URL "
-                  f"({Settings().redis_url}); start redis-server or point the variable at "
-                  "a running one", markup=False, highlight=False)
+        _say(f"cannot reach Redis at BENCHFLEET_REDIS_URL ({Settings().redis_url}); start "
+             "redis-server or point the variable at a running one")
         return 2
     except KeyboardInterrupt:
-        err.print("benchfleet: interrupted; stopped what it had started")
+        _say("interrupted; stopped what it had started")
         return 130
+
+
+def _say(sentence: str) -> None:
+    # Plain print: a sentence must never be wrapped or coloured into something else.
+    print(f"benchfleet: {sentence}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,12 @@ BACKENDS = ("cuda", "metal")
 def run_demo(root: Path, console: Console) -> Written:
     work = root / datetime.now().strftime("run-%Y%m%d-%H%M%S")
     work.mkdir(parents=True)
-    console.print(f"demo directory: {work}")
+    console.print(f"demo directory: {work}", soft_wrap=True)
     target = work / "target"
     shas = make_target_repo(target)
     make_models(work / "models", DEMO_MODELS)
-    console.print(f"stand-in target: {target} (commits {', '.join(s[:10] for s in shas)})")
+    console.print(f"stand-in target: {target} (commits {', '.join(s[:10] for s in shas)})",
+                  soft_wrap=True)
     sweep_file = work / "demo-sweep.yaml"
     spec = yaml.safe_load(DEMO_SWEEP.read_text())
     spec["target"]["repo"] = str(target)

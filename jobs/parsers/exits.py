@@ -33,7 +33,7 @@ def failed_exit(run: RunOutput, error_prefix: str = "Error:") -> Failure | None:
         if marker in text:
             return Failure(kind="oom", reason=f"out of memory: {_line_with(text, marker)} "
                                               f"(exit {run.exit_code})")
-    error = _line_with(plain(run.stderr), error_prefix)
+    error = _line_starting(plain(run.stderr), error_prefix)
     if error:
         return Failure(kind="error", reason=f"{error} (exit {run.exit_code})")
     last = last_line(plain(run.stderr))
@@ -44,6 +44,13 @@ def failed_exit(run: RunOutput, error_prefix: str = "Error:") -> Failure | None:
 def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def _line_starting(text: str, prefix: str) -> str:
+    for line in text.splitlines():
+        if line.strip().startswith(prefix):
+            return line.strip()[:300]
+    return ""
 
 
 def _line_with(text: str, marker: str) -> str:

@@ -26,5 +26,5 @@ def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "
                   f"{len(r.missing)} failed or missing")
     for path in (written.markdown, written.json, written.plot):
-        console.print(str(path), highlight=False)
+        console.print(str(path), highlight=False, soft_wrap=True)
     return 0
