@@ -3,7 +3,7 @@
 from typing import Literal
 
 from jobs.model import Strict
-from jobs.readings import BenchReading, Failure
+from jobs.readings import BenchReading, Failure, ProfileReading
 
 CellStatus = Literal["queued", "running", "done", "failed"]
 FINAL: frozenset[str] = frozenset({"done", "failed"})
@@ -35,7 +35,7 @@ class HostFacts(Strict):
 class Run(Strict):
     """One command the worker ran, exactly as it ran it."""
 
-    role: Literal["build", "warmup", "measure"]
+    role: Literal["build", "probe", "warmup", "measure", "profile"]
     argv: list[str]
     env: dict[str, str]
     cwd: str
@@ -71,7 +71,9 @@ class AttemptResult(Strict):
     ended: str
     build: BuildInfo | None = None
     runs: list[Run] = []
+    target: dict[str, str] = {}
     reading: BenchReading | None = None
+    profile: ProfileReading | None = None
     failure: Failure | None = None
 
     @property

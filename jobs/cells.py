@@ -6,9 +6,12 @@ See docs/cells.md for why the cell is (commit, backend, model, arm, repeat).
 import hashlib
 import json
 import re
+from typing import Literal
 
 from jobs.model import Scalar, Strict
-from jobs.sweep import Arm, Sweep
+from jobs.sweep import Arm, Profile, Sweep
+
+PROFILE_ARM = "profile"
 
 
 class Step(Strict):
@@ -22,6 +25,7 @@ class Step(Strict):
 class Cell(Strict):
     id: str
     slug: str
+    kind: Literal["bench", "profile"] = "bench"
     repo: str
     commit: str
     backend: str
@@ -31,7 +35,7 @@ class Cell(Strict):
     repeat: int
     warmup: int
     build: Step
-    bench: Step
+    run: Step
     order: int
 
     @property
@@ -44,7 +48,8 @@ def expand(sweep: Sweep) -> list[Cell]:
     """Every cell of a sweep, in the order they should run.
 
     Within a (commit, backend, model) group, repeat r runs the arms rotated by r, so no arm
-    always runs first (or right after another one).
+    always runs first (or right after another one). A group's profile cell runs last: its
+    profiler never precedes a measurement.
     """
     cells: list[Cell] = []
     for commit in sweep.target.commits:
@@ -55,22 +60,40 @@ def expand(sweep: Sweep) -> list[Cell]:
                 for r in range(sweep.n):
                     k = r % len(arms)
                     for arm in arms[k:] + arms[:k]:
-                        cells.append(_cell(sweep, commit, backend, model, arm, r + 1, build,
-                                           len(cells)))
+                        cells.append(_bench_cell(sweep, commit, backend, model, arm, r + 1,
+                                                 build, len(cells)))
+                profile = sweep.profiles.get(backend)
+                if profile:
+                    cells.append(_profile_cell(sweep, commit, backend, model, profile, build,
+                                               len(cells)))
     return cells
 
 
-def _cell(sweep: Sweep, commit: str, backend: str, model: str, arm: Arm, repeat: int,
-          build: Step, order: int) -> Cell:
-    bench = Step(recipe=arm.recipe, params=arm.params, env=arm.env)
-    identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend,
-                "model": model, "arm": arm.name, "repeat": repeat, "warmup": sweep.warmup,
-                "build": build.model_dump(), "bench": bench.model_dump()}
+def _bench_cell(sweep: Sweep, commit: str, backend: str, model: str, arm: Arm, repeat: int,
+                build: Step, order: int) -> Cell:
+    run = Step(recipe=arm.recipe, params=arm.params, env=arm.env)
+    return _cell(sweep, "bench", commit, backend, model, arm.name, arm.baseline, repeat,
+                 sweep.warmup, build, run, order)
+
+
+def _profile_cell(sweep: Sweep, commit: str, backend: str, model: str, profile: Profile,
+                  build: Step, order: int) -> Cell:
+    run = Step(recipe=profile.recipe, params=profile.params, env=profile.env)
+    return _cell(sweep, "profile", commit, backend, model, PROFILE_ARM, False, 1, 0, build,
+                 run, order)
+
+
+def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend: str,
+          model: str, arm: str, baseline: bool, repeat: int, warmup: int, build: Step,
+          run: Step, order: int) -> Cell:
+    identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
+                "model": model, "arm": arm, "repeat": repeat, "warmup": warmup,
+                "build": build.model_dump(), "run": run.model_dump()}
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
-    slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm.name}-r{repeat}")
-    return Cell(id=f"{slug}-{digest}", slug=slug, repo=sweep.target.repo, commit=commit,
-                backend=backend, model=model, arm=arm.name, baseline=arm.baseline,
-                repeat=repeat, warmup=sweep.warmup, build=build, bench=bench, order=order)
+    slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm}-r{repeat}")
+    return Cell(id=f"{slug}-{digest}", slug=slug, kind=kind, repo=sweep.target.repo,
+                commit=commit, backend=backend, model=model, arm=arm, baseline=baseline,
+                repeat=repeat, warmup=warmup, build=build, run=run, order=order)
 
 
 def _slug(text: str) -> str:

@@ -31,9 +31,45 @@ class BenchReading(Strict):
     notes: list[str] = []
 
 
+class KernelStat(Strict):
+    """One kernel (or op) per decode token; `us_per_token` is None where only counts exist."""
+
+    name: str
+    launches_per_token: float
+    us_per_token: float | None
+
+
+class PathCounts(Strict):
+    """`path=fused|gather_qmm tokens=N` lines: decode calls have tokens=1."""
+
+    decode_fused: int = 0
+    decode_gather: int = 0
+    prefill_fused: int = 0
+    prefill_gather: int = 0
+
+
+class ProfileReading(Strict):
+    kind: Literal["profile"] = "profile"
+    tool: Literal["nsys-delta", "metal-dot"]
+    tokens: list[int]
+    kernels: list[KernelStat]
+    paths: PathCounts | None = None
+    first_call_path: str | None = None
+    arch: str | None = None
+    notes: list[str] = []
+
+
+class ProfileInput(Strict):
+    """What a profile parser reads: each step's output, and the text files it wrote."""
+
+    steps: dict[str, RunOutput]
+    files: dict[str, str] = {}
+
+
 class Failure(Strict):
     kind: FailureKind
     reason: str
 
 
 Parsed = BenchReading | Failure
+ProfileParsed = ProfileReading | Failure

@@ -18,6 +18,7 @@ from jobs.templates import fill, placeholders
 BUILTINS = {
     "tree": "the target's worktree at the cell's commit",
     "build": "the build output directory of (commit, backend)",
+    "cache": "a directory per (target, backend) kept across commits (cargo's target dir)",
     "model": "the model's name",
     "model_dir": "MODELS_DIR/<model> on the worker's host",
     "models_dir": "the worker's MODELS_DIR",
@@ -59,26 +60,52 @@ class Optional_(Strict):
 Arg = str | Optional_
 
 
+class RecipeStep(Strict):
+    """One named command of a recipe that runs several (a build, a two-run profile)."""
+
+    name: str
+    command: list[Arg] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
 class Variant(Strict):
-    """What one backend changes in a recipe: its command, extra env, or both."""
+    """What one backend changes in a recipe: its command or steps, extra env, or both."""
 
     command: list[Arg] | None = None
+    steps: list[RecipeStep] | None = None
     env: dict[str, str] = Field(default_factory=dict)
+
+
+class FlagProbe(Strict):
+    """Flags the program must list in its help; older mlxcel commits lack some."""
+
+    command: list[str] = Field(min_length=1)
+    flags: list[str] = Field(min_length=1)
 
 
 class Recipe(Strict):
     kind: Kind
-    command: list[Arg] = Field(min_length=1)
+    command: list[Arg] | None = None
+    steps: list[RecipeStep] = Field(default_factory=list)
     parser: str | None = None
     timeout_s: float = Field(default=900, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
     params: dict[str, Param] = Field(default_factory=dict)
     allow_env: list[str] = Field(default_factory=list)
     backends: dict[str, Variant] = Field(default_factory=dict)
+    needs_model: bool = False
+    requires_flags: FlagProbe | None = None
     help: str = ""
 
     @model_validator(mode="after")
     def _check(self) -> "Recipe":
+        if (self.command is None) == (not self.steps):
+            raise ValueError("a recipe has either a command or steps, not both or neither")
+        names = [step.name for step in self.steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"step names must be unique: {', '.join(names)}")
+        if self.kind == "bench" and self.steps:
+            raise ValueError("a bench recipe is one command, so its parser reads one run")
         if self.kind != "build" and not self.parser:
             raise ValueError(f"a {self.kind} recipe needs a parser")
         for name, param in self.params.items():
@@ -95,14 +122,19 @@ class Recipe(Strict):
         return self
 
     def _commands(self) -> list[list[Arg]]:
-        return [self.command] + [v.command for v in self.backends.values() if v.command]
+        variants = list(self.backends.values())
+        commands = [self.command] + [v.command for v in variants]
+        steps = self.steps + [s for v in variants for s in v.steps or []]
+        return [c for c in commands if c] + [s.command for s in steps]
 
     def _templates(self) -> list[str]:
         args = [a for cmd in self._commands() for a in cmd]
         texts = [a for a in args if isinstance(a, str)]
         texts += [t for a in args if isinstance(a, Optional_) for t in a.args]
-        envs = [self.env] + [v.env for v in self.backends.values()]
-        return texts + [value for env in envs for value in env.values()]
+        steps = self.steps + [s for v in self.backends.values() for s in v.steps or []]
+        envs = [self.env] + [v.env for v in self.backends.values()] + [s.env for s in steps]
+        probe = self.requires_flags.command if self.requires_flags else []
+        return texts + probe + [value for env in envs for value in env.values()]
 
     def _conditionals(self) -> list[Optional_]:
         return [a for cmd in self._commands() for a in cmd if isinstance(a, Optional_)]
@@ -115,8 +147,17 @@ class Recipe(Strict):
         return any(fnmatchcase(name, pattern) for pattern in self.allow_env)
 
 
+class Probe(Strict):
+    """A fact read from the target tree: a command's output, else a file's regex match."""
+
+    command: list[str] | None = None
+    file: str | None = None
+    pattern: str | None = None
+
+
 class Catalogue(Strict):
     recipes: dict[str, Recipe]
+    provenance: dict[str, list[Probe]] = Field(default_factory=dict)
 
     def get(self, name: str, host: str = "this catalogue") -> Recipe:
         if name not in self.recipes:
@@ -152,8 +193,21 @@ class Invocation(Strict):
     timeout_s: float
 
 
+def invocations(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
+                env_overrides: Mapping[str, str], builtins: Mapping[str, str]
+                ) -> list[tuple[str, Invocation]]:
+    """Every command of a recipe for one backend, named; one command is named `run`."""
+    variant = recipe.backends.get(backend, Variant())
+    steps = variant.steps or recipe.steps
+    if not steps:
+        return [("run", invocation(recipe, backend, given, env_overrides, builtins))]
+    return [(step.name, invocation(recipe, backend, given, env_overrides, builtins, step))
+            for step in steps]
+
+
 def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
-               env_overrides: Mapping[str, str], builtins: Mapping[str, str]) -> Invocation:
+               env_overrides: Mapping[str, str], builtins: Mapping[str, str],
+               step: RecipeStep | None = None) -> Invocation:
     """Fill a recipe's templates for one backend; raises UserError when the inputs don't fit."""
     problems = param_problems(recipe, given) + env_problems(recipe, env_overrides)
     if not recipe.serves(backend):
@@ -165,13 +219,23 @@ def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
     values.update(given)
     values.update(builtins)
     variant = recipe.backends.get(backend, Variant())
+    command = step.command if step else variant.command or recipe.command or []
     argv: list[str] = []
-    for arg in variant.command or recipe.command:
+    for arg in command:
         if isinstance(arg, str):
             argv.append(fill(arg, values))
         elif values[arg.when]:
             argv.extend(fill(a, values) for a in arg.args)
-    env = {**recipe.env, **variant.env}
+    env = {**recipe.env, **variant.env, **(step.env if step else {})}
     env = {k: fill(v, values) for k, v in env.items()}
     env.update(env_overrides)
     return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s)
+
+
+def flag_probe(recipe: Recipe, builtins: Mapping[str, str]) -> Invocation | None:
+    """The `--help` call that shows whether the built program has the flags the recipe uses."""
+    if recipe.requires_flags is None:
+        return None
+    values: dict[str, Scalar] = dict(builtins)
+    return Invocation(argv=[fill(a, values) for a in recipe.requires_flags.command], env={},
+                      timeout_s=60)

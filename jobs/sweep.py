@@ -1,7 +1,7 @@
 """The sweep spec: what to measure, where, at which commit, how many times."""
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
@@ -44,6 +44,28 @@ class Backend(Strict):
     params: dict[str, Scalar] = Field(default_factory=dict)
 
 
+class Profile(Strict):
+    """The profile cell of each model on a backend: one run of a profile recipe."""
+
+    recipe: str
+    params: dict[str, Scalar] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class Question(Strict):
+    """What the record must answer: is the M = 1 expert gather the decode gap's dominant term?"""
+
+    kind: Literal["moe-decode-gap"]
+    candidate: str = Field(description="the arm whose gap is explained (mlxcel)")
+    control: str = Field(description="a model whose decode reaches the fused kernel")
+    fused_off: str | None = Field(default=None, description="the control's fused-off arm")
+    families: dict[str, str] = Field(description="model -> MoE family, for the models asked about")
+    not_comparable: list[list[str]] = Field(default_factory=list)
+    gather_phase: str = "expert gather"
+    dominant_share: float = Field(default=0.5, gt=0, le=1)
+    gap_fraction: float = Field(default=0.5, gt=0, le=1)
+
+
 class Sweep(Strict):
     name: Name
     target: Target
@@ -52,6 +74,9 @@ class Sweep(Strict):
     arms: list[Arm] = Field(min_length=1)
     n: int = Field(default=3, ge=1, le=100)
     warmup: int = Field(default=1, ge=0, le=10)
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    phases: dict[str, list[str]] = Field(default_factory=dict)
+    question: Question | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "Sweep":
@@ -69,7 +94,33 @@ class Sweep(Strict):
                                  f"{', '.join(sorted(unknown))}")
             if arm.baseline and arm.models is not None:
                 raise ValueError("the baseline arm runs on every model; drop its 'models'")
+        unknown_backends = set(self.profiles) - set(self.backends)
+        if unknown_backends:
+            raise ValueError(f"profiles name backends not in 'backends': "
+                             f"{', '.join(sorted(unknown_backends))}")
+        for phase, patterns in self.phases.items():
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise ValueError(f"phase {phase!r}: pattern {pattern!r} is not a regular "
+                                     f"expression ({error})") from None
+        if self.question:
+            self._check_question(self.question)
         return self
+
+    def _check_question(self, q: Question) -> None:
+        arms = {a.name for a in self.arms}
+        for what, name in (("candidate", q.candidate), ("fused_off", q.fused_off)):
+            if name is not None and name not in arms:
+                raise ValueError(f"question.{what} names arm {name!r}, which is not in 'arms'")
+        named = {q.control, *q.families, *(m for group in q.not_comparable for m in group)}
+        unknown = named - set(self.models)
+        if unknown:
+            raise ValueError(f"question names models not in 'models': "
+                             f"{', '.join(sorted(unknown))}")
+        if q.gather_phase not in self.phases:
+            raise ValueError(f"question.gather_phase {q.gather_phase!r} is not in 'phases'")
 
     @property
     def baseline(self) -> Arm:
@@ -89,6 +140,14 @@ def catalogue_problems(sweep: Sweep, catalogue: Catalogue) -> list[tuple[Loc, st
         if recipe and not recipe.serves(backend):
             problems.append((where + ("build",), f"recipe {spec.build} has no variant for "
                              f"backend {backend}"))
+    for backend, profile in sweep.profiles.items():
+        where = ("profiles", backend)
+        problems += _recipe_problems(catalogue, "profile", profile.recipe, profile.params,
+                                     profile.env, where)
+        recipe = catalogue.recipes.get(profile.recipe)
+        if recipe and not recipe.serves(backend):
+            problems.append((where + ("recipe",), f"recipe {profile.recipe} has no variant "
+                             f"for backend {backend}"))
     for i, arm in enumerate(sweep.arms):
         where = ("arms", i)
         problems += _recipe_problems(catalogue, "bench", arm.recipe, arm.params, arm.env, where)
@@ -104,7 +163,7 @@ def _recipe_problems(catalogue: Catalogue, kind: str, name: str, params: dict[st
                      env: dict[str, str], where: Loc) -> list[tuple[Loc, str]]:
     recipe = catalogue.recipes.get(name)
     if recipe is None:
-        return [(where + ("recipe" if kind != "build" else "build",),
+        return [(where + ("build" if kind == "build" else "recipe",),
                  f"recipe {name!r} is not in the catalogue (it has "
                  f"{', '.join(sorted(catalogue.recipes))})")]
     if recipe.kind != kind:

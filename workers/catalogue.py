@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from jobs.errors import SpecError, UserError
-from jobs.parsers import PARSERS
+from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.recipes import Catalogue
 from jobs.specfile import load, located
 
@@ -18,10 +18,12 @@ def load_catalogue(path: Path | None) -> Catalogue:
         raise UserError(f"cannot read the recipe catalogue {path} ({error.strerror}); "
                         "check BENCHFLEET_CATALOGUE") from None
     catalogue, root = load(Catalogue, text, str(path))
-    unknown = [(("recipes", name, "parser"), f"unknown parser {recipe.parser!r}; known: "
-                f"{', '.join(sorted(PARSERS))}")
-               for name, recipe in catalogue.recipes.items()
-               if recipe.parser and recipe.parser not in PARSERS]
+    unknown = []
+    for name, recipe in catalogue.recipes.items():
+        known = PROFILE_PARSERS if recipe.kind == "profile" else PARSERS
+        if recipe.parser and recipe.parser not in known:
+            unknown.append((("recipes", name, "parser"), f"unknown {recipe.kind} parser "
+                            f"{recipe.parser!r}; known: {', '.join(sorted(known))}"))
     if unknown:
         raise SpecError(located(str(path), root, unknown))
     return catalogue

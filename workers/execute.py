@@ -10,8 +10,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from jobs.attempts import Run
+from jobs.readings import RunOutput
 from jobs.recipes import Invocation
 from workers.host import load1
 from workers.state import now
@@ -27,7 +29,10 @@ class Files:
     stderr: Path
 
 
-def run(role: str, call: Invocation, cwd: Path, files: Files, base: Path) -> Run:
+Role = Literal["build", "probe", "warmup", "measure", "profile"]
+
+
+def run(role: Role, call: Invocation, cwd: Path, files: Files, base: Path) -> Run:
     """Run `call` in `cwd`; logs go to `files`, named relative to `base` in the Run."""
     before, started, t0 = load1(), now(), time.perf_counter()
     timed_out = False
@@ -47,11 +52,18 @@ def run(role: str, call: Invocation, cwd: Path, files: Files, base: Path) -> Run
                 _kill_group(proc)
             _reap_stragglers(proc.pid)
     wall = time.perf_counter() - t0
-    return Run(role=role, argv=call.argv, env=call.env, cwd=str(cwd),  # type: ignore[arg-type]
+    return Run(role=role, argv=call.argv, env=call.env, cwd=str(cwd),
                exit_code=_shell_code(code), timed_out=timed_out, wall_s=round(wall, 6),
                started=started, ended=now(), load1_before=before, load1_after=load1(),
                stdout=str(files.stdout.relative_to(base)),
                stderr=str(files.stderr.relative_to(base)))
+
+
+def output(run: Run, base: Path, timeout_s: float) -> RunOutput:
+    """A finished run as its parser reads it."""
+    return RunOutput(stdout=(base / run.stdout).read_text(errors="replace"),
+                     stderr=(base / run.stderr).read_text(errors="replace"),
+                     exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=timeout_s)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -64,8 +76,16 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _reap_stragglers(pgid: int) -> None:
-    # Children left behind would run on into the next measurement.
+    """Kill what the command left behind, and wait until it is gone (bounded), so nothing of
+    it runs on into the next measurement."""
     _signal_group(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)  # waiting on the kernel to finish the kill, not standing in for work
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -1,7 +1,7 @@
 """Sweeps and cell states in Redis, and the events `status --watch` listens to."""
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator
 from datetime import UTC, datetime
 
 import redis
@@ -76,7 +76,8 @@ class Store:
         self.r.hsetnx(key, group, worker)
         return str(self.r.hget(key, group))
 
-    def events(self, sweep_id: str, timeout_s: float) -> Iterator[dict[str, str] | None]:
+    def events(self, sweep_id: str, timeout_s: float
+               ) -> Generator[dict[str, str] | None, None, None]:
         """State changes as they happen; None after `timeout_s` without one."""
         pubsub = self.r.pubsub(ignore_subscribe_messages=True)
         pubsub.subscribe(_key(sweep_id, "events"))

@@ -1,28 +1,33 @@
 """The one task: run a cell on this host and push its artifacts.
 
-The steps around the measurement are separate pieces: the host pin (forward a cell whose
-group runs elsewhere), the attempt bookkeeping, and the measurement itself.
+The steps around the measurement are separate pieces: the attempt bookkeeping (`run_cell`),
+the setup every cell shares (checkout, provenance, build, checks), and the cell's own runs
+(a bench cell's warm-up and measured run, or a profile cell's steps).
 """
 
 import logging
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.attempts import AttemptResult, BuildInfo, CellState, Run
+from jobs.attempts import AttemptResult, BuildInfo, CellState, CellStatus, Run
 from jobs.cells import Cell
 from jobs.errors import UserError
-from jobs.parsers import PARSERS
-from jobs.readings import BenchReading, Failure, RunOutput
-from jobs.recipes import Catalogue, invocation
+from jobs.parsers import PARSERS, PROFILE_PARSERS
+from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
+from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
 from workers.artifacts import LocalStore
 from workers.host import facts
+from workers.provenance import read_facts
 from workers.state import Store, now
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
+# Text files a profile step writes under {out} that its parser may read.
+_PARSER_FILES = (".dot", ".csv", ".txt", ".json")
+_PARSER_FILE_LIMIT = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -38,21 +43,35 @@ class Context:
     state: Store
 
 
+@dataclass
+class Attempt:
+    """What one attempt has learnt so far; a failure keeps all of it."""
+
+    cell: Cell
+    staging: Path
+    started: str = field(default_factory=now)
+    commit: str | None = None
+    build: BuildInfo | None = None
+    runs: list[Run] = field(default_factory=list)
+    target: dict[str, str] = field(default_factory=dict)
+
+
 def run_cell(ctx: Context, sweep_id: str, cell: Cell) -> str:
     attempt = ctx.state.next_attempt(sweep_id, cell.id)
     ctx.state.set_state(sweep_id, cell.id, CellState(status="running", worker=ctx.name,
                                                      attempt=attempt, updated=now()))
     staging = ctx.artifacts.staging()
+    progress = Attempt(cell, staging)
     try:
-        result = measure(ctx, sweep_id, cell, attempt, staging)
+        result = _result(ctx, sweep_id, attempt, progress, *measure(ctx, sweep_id, progress))
     except Exception as error:  # a bug of ours: fail the cell, keep serving, show the trace
         log.exception("cell %s failed inside the worker", cell.id)
-        result = _result(ctx, sweep_id, cell, attempt, now(), None, None, [],
-                         failure=Failure(kind="setup", reason=f"internal error in worker "
-                                         f"{ctx.name}: {type(error).__name__}: {error}"))
+        failure = Failure(kind="setup", reason=f"internal error in worker {ctx.name}: "
+                          f"{type(error).__name__}: {error}")
+        result = _result(ctx, sweep_id, attempt, progress, None, failure)
     (staging / "result.json").write_text(result.model_dump_json(indent=1))
     ctx.artifacts.publish(staging, sweep_id, cell.id, attempt)
-    status = "done" if result.reading else "failed"
+    status: CellStatus = "failed" if result.failure else "done"
     reason = result.failure.reason if result.failure else None
     ctx.state.set_state(sweep_id, cell.id, CellState(status=status, worker=ctx.name,
                                                      attempt=attempt, reason=reason,
@@ -60,82 +79,130 @@ def run_cell(ctx: Context, sweep_id: str, cell: Cell) -> str:
     return status
 
 
-def measure(ctx: Context, sweep_id: str, cell: Cell, attempt: int,
-            staging: Path) -> AttemptResult:
-    started, commit, build, runs = now(), None, None, []
+def measure(ctx: Context, sweep_id: str, a: Attempt
+            ) -> tuple[BenchReading | ProfileReading | None, Failure | None]:
     try:
-        if cell.backend != ctx.backend:
-            raise UserError(f"cell for backend {cell.backend} reached worker {ctx.name}, "
-                            f"which serves {ctx.backend}")
-        where = f"the catalogue of worker {ctx.name}"
-        bench = ctx.catalogue.get(cell.bench.recipe, where)
-        builder = ctx.catalogue.get(cell.build.recipe, where)
-        commit, tree = ctx.workspace.checkout(cell.repo, cell.commit)
-        out_dir = ctx.workspace.build_dir(cell.repo, commit, cell.backend, cell.build.recipe)
-        values = _builtins(ctx, cell, commit, tree, out_dir / "out", staging / "out")
-        build_call = invocation(builder, cell.backend, cell.build.params, {}, values)
-        built = ctx.workspace.build(out_dir, tree, cell.build.recipe, build_call, sweep_id)
-        build = built.info
-        if built.run:
-            runs.append(_keep_build_logs(built.run, built.logs, staging))
-        if not build.ok:
-            raise CellFailure(Failure(kind="build", reason=build.reason or "build failed"))
-        call = invocation(bench, cell.backend, cell.bench.params, cell.bench.env, values)
-        parse = PARSERS[bench.parser or ""]
-        for i in range(cell.warmup):
-            run = _run(f"warmup-{i + 1}", "warmup", call, tree, staging)
-            runs.append(run)
-            _raise_if_failed(parse(_output(run, staging, call.timeout_s)), "warm-up run")
-        run = _run("measure", "measure", call, tree, staging)
-        runs.append(run)
-        parsed = parse(_output(run, staging, call.timeout_s))
-        (staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
-        _raise_if_failed(parsed, "measured run")
-        assert isinstance(parsed, BenchReading)
-        return _result(ctx, sweep_id, cell, attempt, started, commit, build, runs, reading=parsed)
+        recipe, tree, values = _prepare(ctx, sweep_id, a)
+        if a.cell.kind == "profile":
+            return _profile(ctx, a, recipe, tree, values), None
+        return _bench(ctx, a, recipe, tree, values), None
     except CellFailure as failed:
-        failure = failed.failure
+        return None, failed.failure
     except UserError as error:
-        failure = Failure(kind="setup", reason=str(error))
-    return _result(ctx, sweep_id, cell, attempt, started, commit, build, runs, failure=failure)
+        return None, Failure(kind="setup", reason=str(error))
 
 
-def _builtins(ctx: Context, cell: Cell, commit: str, tree: Path, build: Path,
+def _prepare(ctx: Context, sweep_id: str, a: Attempt) -> tuple[Recipe, Path, dict[str, str]]:
+    """Checkout, provenance, build and the recipe's own checks: what every cell needs."""
+    cell = a.cell
+    if cell.backend != ctx.backend:
+        raise UserError(f"cell for backend {cell.backend} reached worker {ctx.name}, which "
+                        f"serves {ctx.backend}")
+    where = f"the catalogue of worker {ctx.name}"
+    recipe = ctx.catalogue.get(cell.run.recipe, where)
+    builder = ctx.catalogue.get(cell.build.recipe, where)
+    a.commit, tree = ctx.workspace.checkout(cell.repo, cell.commit)
+    a.target = read_facts(ctx.catalogue.provenance, tree)
+    build_dir = ctx.workspace.build_dir(cell.repo, a.commit, cell.backend, cell.build.recipe)
+    cache = ctx.workspace.cache_dir(cell.repo, cell.backend)
+    values = _builtins(ctx, cell, a.commit, tree, build_dir / "out", cache, a.staging / "out")
+    calls = invocations(builder, cell.backend, cell.build.params, {}, values)
+    built = ctx.workspace.build(build_dir, cache, tree, cell.build.recipe, calls, sweep_id)
+    a.build = built.info
+    a.runs += _keep_build_logs(built.runs, built.logs, a.staging)
+    if not built.info.ok:
+        raise CellFailure(Failure(kind="build", reason=built.info.reason or "build failed"))
+    if recipe.needs_model and not Path(values["model_dir"]).is_dir():
+        raise CellFailure(Failure(kind="setup", reason=f"checkpoint {cell.model} not in "
+                                  f"MODELS_DIR ({values['models_dir']}) on host "
+                                  f"{facts().hostname}"))
+    _check_flags(recipe, values, tree, a)
+    return recipe, tree, values
+
+
+def _bench(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
+           values: dict[str, str]) -> BenchReading:
+    cell = a.cell
+    call = invocation(recipe, cell.backend, cell.run.params, cell.run.env, values)
+    parse = PARSERS[recipe.parser or ""]
+    for i in range(cell.warmup):
+        run = _run(a, f"warmup-{i + 1}", "warmup", call, tree)
+        _raise_if_failed(parse(execute.output(run, a.staging, call.timeout_s)), "warm-up run")
+    run = _run(a, "measure", "measure", call, tree)
+    parsed = parse(execute.output(run, a.staging, call.timeout_s))
+    (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
+    _raise_if_failed(parsed, "measured run")
+    assert isinstance(parsed, BenchReading)
+    return parsed
+
+
+def _profile(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
+             values: dict[str, str]) -> ProfileReading:
+    cell = a.cell
+    outputs = {}
+    for name, call in invocations(recipe, cell.backend, cell.run.params, cell.run.env, values):
+        run = _run(a, f"profile-{name}", "profile", call, tree)
+        outputs[name] = execute.output(run, a.staging, call.timeout_s)
+        if run.exit_code != 0:
+            break  # later steps read what this one should have written
+    out = a.staging / "out"
+    files = {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
+             if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+    parsed = PROFILE_PARSERS[recipe.parser or ""](ProfileInput(steps=outputs, files=files))
+    (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
+    _raise_if_failed(parsed, "profile")
+    assert isinstance(parsed, ProfileReading)
+    return parsed
+
+
+def _check_flags(recipe: Recipe, values: dict[str, str], tree: Path, a: Attempt) -> None:
+    call = flag_probe(recipe, values)
+    if call is None or recipe.requires_flags is None:
+        return
+    run = _run(a, "probe-help", "probe", call, tree)
+    output = execute.output(run, a.staging, call.timeout_s)
+    missing = [f for f in recipe.requires_flags.flags if f not in output.stdout + output.stderr]
+    if missing:
+        raise CellFailure(Failure(kind="setup", reason=f"{Path(call.argv[0]).name} at "
+                                  f"{(a.commit or '')[:12]} lacks {', '.join(missing)} (an older "
+                                  "commit?); the recipe needs them"))
+
+
+def _builtins(ctx: Context, cell: Cell, commit: str, tree: Path, build: Path, cache: Path,
               out: Path) -> dict[str, str]:
     out.mkdir(parents=True, exist_ok=True)
     models = ctx.models_dir.resolve()
-    return {"tree": str(tree), "build": str(build), "model": cell.model,
+    return {"tree": str(tree), "build": str(build), "cache": str(cache), "model": cell.model,
             "model_dir": str(models / cell.model), "models_dir": str(models),
             "python": sys.executable, "backend": cell.backend, "out": str(out), "commit": commit}
 
 
-def _run(label: str, role: str, call: object, tree: Path, staging: Path) -> Run:
-    files = execute.Files(staging / f"{label}.stdout.txt", staging / f"{label}.stderr.txt")
-    return execute.run(role, call, tree, files, staging)  # type: ignore[arg-type]
+def _run(a: Attempt, label: str, role: execute.Role, call: Invocation, tree: Path) -> Run:
+    files = execute.Files(a.staging / f"{label}.stdout.txt", a.staging / f"{label}.stderr.txt")
+    run = execute.run(role, call, tree, files, a.staging)
+    a.runs.append(run)
+    return run
 
 
-def _output(run: Run, staging: Path, timeout_s: float) -> RunOutput:
-    return RunOutput(stdout=(staging / run.stdout).read_text(errors="replace"),
-                     stderr=(staging / run.stderr).read_text(errors="replace"),
-                     exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=timeout_s)
-
-
-def _raise_if_failed(parsed: BenchReading | Failure, what: str) -> None:
+def _raise_if_failed(parsed: object, what: str) -> None:
     if isinstance(parsed, Failure):
         raise CellFailure(parsed.model_copy(update={"reason": f"{what}: {parsed.reason}"}))
 
 
-def _keep_build_logs(run: Run, logs: Path, staging: Path) -> Run:
+def _keep_build_logs(runs: list[Run], logs: Path, staging: Path) -> list[Run]:
+    if not runs:
+        return []
     shutil.copytree(logs, staging / "build")
-    return run.model_copy(update={"stdout": f"build/{Path(run.stdout).name}",
-                                  "stderr": f"build/{Path(run.stderr).name}"})
+    return [r.model_copy(update={"stdout": f"build/{Path(r.stdout).name}",
+                                 "stderr": f"build/{Path(r.stderr).name}"}) for r in runs]
 
 
-def _result(ctx: Context, sweep_id: str, cell: Cell, attempt: int, started: str,
-            commit: str | None, build: BuildInfo | None, runs: list[Run],
-            reading: BenchReading | None = None, failure: Failure | None = None
+def _result(ctx: Context, sweep_id: str, attempt: int, a: Attempt,
+            reading: BenchReading | ProfileReading | None, failure: Failure | None
             ) -> AttemptResult:
-    return AttemptResult(sweep_id=sweep_id, cell_id=cell.id, attempt=attempt, worker=ctx.name,
-                         host=facts(), requested_commit=cell.commit, commit=commit,
-                         started=started, ended=now(), build=build, runs=runs,
-                         reading=reading, failure=failure)
+    return AttemptResult(
+        sweep_id=sweep_id, cell_id=a.cell.id, attempt=attempt, worker=ctx.name, host=facts(),
+        requested_commit=a.cell.commit, commit=a.commit, started=a.started, ended=now(),
+        build=a.build, runs=a.runs, target=a.target,
+        reading=reading if isinstance(reading, BenchReading) else None,
+        profile=reading if isinstance(reading, ProfileReading) else None, failure=failure)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from jobs.attempts import BuildInfo, Run
 from jobs.parsers.exits import failed_exit, last_line
-from jobs.readings import Failure, RunOutput
+from jobs.readings import Failure
 from jobs.recipes import Invocation
 from workers import execute
 from workers.locks import held
@@ -32,9 +32,8 @@ class CellFailure(Exception):
 @dataclass(frozen=True)
 class Build:
     info: BuildInfo
-    run: Run | None
+    runs: list[Run]
     logs: Path
-    out: Path
 
 
 class Workspace:
@@ -64,31 +63,47 @@ class Workspace:
         return sha, tree
 
     def build_dir(self, repo: str, sha: str, backend: str, recipe: str) -> Path:
+        """Where a commit's build lives (`{build}`); nothing writes there once it is done."""
         return self.root / "builds" / _key(repo) / sha / backend / recipe
 
-    def build(self, where: Path, tree: Path, recipe: str, call: Invocation,
-              sweep_id: str) -> Build:
-        """Run the build once under a host lock; later callers get the recorded result."""
-        marker, out, logs = where / "build.json", where / "out", where / "logs"
-        with held(where.parent / f"{where.name}.lock"):
+    def cache_dir(self, repo: str, backend: str) -> Path:
+        """One directory per (target, backend) kept across commits (`{cache}`), e.g. cargo's
+        target directory, so a new commit rebuilds incrementally."""
+        return self.root / "caches" / _key(repo) / backend
+
+    def build(self, where: Path, cache: Path, tree: Path, recipe: str,
+              calls: list[tuple[str, Invocation]], sweep_id: str) -> Build:
+        """Run the build's steps once; later callers get the recorded result.
+
+        The lock is the backend's cache directory: two builds never share it at once.
+        """
+        marker, logs = where / "build.json", where / "logs"
+        with held(cache.parent / f"{cache.name}.lock"):
             cached = _cached(marker, sweep_id)
             if cached:
                 info = BuildInfo.model_validate(cached["info"])
-                run = Run.model_validate(cached["run"]) if cached.get("run") else None
-                return Build(info.model_copy(update={"cached": True}), run, logs, out)
-            shutil.rmtree(out, ignore_errors=True)
-            shutil.rmtree(logs, ignore_errors=True)
-            out.mkdir(parents=True)
-            logs.mkdir(parents=True)
-            files = execute.Files(logs / "stdout.txt", logs / "stderr.txt")
-            run = execute.run("build", call, tree, files, logs)
-            failure = failed_exit(_output(run, logs, call))
+                runs = [Run.model_validate(r) for r in cached["runs"]]  # type: ignore[attr-defined]
+                return Build(info.model_copy(update={"cached": True}), runs, logs)
+            for path in (where / "out", logs):
+                shutil.rmtree(path, ignore_errors=True)
+                path.mkdir(parents=True)
+            cache.mkdir(parents=True, exist_ok=True)
+            runs, failure = [], None
+            for name, call in calls:
+                files = execute.Files(logs / f"{name}.stdout.txt", logs / f"{name}.stderr.txt")
+                runs.append(execute.run("build", call, tree, files, logs))
+                failure = failed_exit(execute.output(runs[-1], logs, call.timeout_s))
+                if failure:
+                    where_ = f"step {name}: " if len(calls) > 1 else ""
+                    failure = failure.model_copy(update={"reason": where_ + failure.reason})
+                    break
             info = BuildInfo(recipe=recipe, ok=failure is None, cached=False,
-                             wall_s=run.wall_s, built_at=run.ended,
+                             wall_s=round(sum(r.wall_s for r in runs), 3),
+                             built_at=runs[-1].ended,
                              reason=f"build failed: {failure.reason}" if failure else None)
-            _write_json(marker, {"info": info.model_dump(), "run": run.model_dump(),
-                                 "sweep_id": sweep_id})
-        return Build(info, run, logs, out)
+            _write_json(marker, {"info": info.model_dump(),
+                                 "runs": [r.model_dump() for r in runs], "sweep_id": sweep_id})
+        return Build(info, runs, logs)
 
 
 def _cached(marker: Path, sweep_id: str) -> dict[str, object] | None:
@@ -97,12 +112,6 @@ def _cached(marker: Path, sweep_id: str) -> dict[str, object] | None:
     data: dict[str, object] = json.loads(marker.read_text())
     ok = BuildInfo.model_validate(data["info"]).ok
     return data if ok or data.get("sweep_id") == sweep_id else None
-
-
-def _output(run: Run, logs: Path, call: Invocation) -> RunOutput:
-    return RunOutput(stdout=(logs / "stdout.txt").read_text(errors="replace"),
-                     stderr=(logs / "stderr.txt").read_text(errors="replace"),
-                     exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=call.timeout_s)
 
 
 def _key(repo: str) -> str:

@@ -1,0 +1,110 @@
+"""CUDA kernels per decode token: two nsys runs at different token counts, subtracted.
+
+Load, warm-up and prefill are the same in both runs, so the difference is decode work alone.
+Steps: `long` and `short` (the profiled bench runs), `long-stats` and `short-stats`
+(`nsys stats --report cuda_gpu_kern_sum --format csv`).
+"""
+
+import csv
+import io
+import re
+
+from jobs.parsers import mlxcel_lines
+from jobs.parsers.exits import failed_exit, plain
+from jobs.readings import (
+    Failure,
+    KernelStat,
+    ProfileInput,
+    ProfileParsed,
+    ProfileReading,
+    RunOutput,
+)
+
+_GENERATED = re.compile(r"^\s*Generated tokens:\s+([0-9]+)\s*$", re.M)
+_COLUMNS = ("Name", "Instances", "Total Time (ns)")
+STEPS = ("long", "short", "long-stats", "short-stats")
+
+
+class BadTable(Exception):
+    pass
+
+
+def parse(run: ProfileInput) -> ProfileParsed:
+    missing = [s for s in STEPS if s not in run.steps]
+    if missing:
+        return Failure(kind="unparseable", reason=f"profile lacks steps {', '.join(missing)}")
+    for step in STEPS:
+        failure = failed_exit(run.steps[step])
+        if failure:
+            return failure.model_copy(update={"reason": f"step {step}: {failure.reason}"})
+    try:
+        long_tokens, short_tokens = _generated(run.steps["long"]), _generated(run.steps["short"])
+        long_table = kernel_table(run.steps["long-stats"].stdout)
+        short_table = kernel_table(run.steps["short-stats"].stdout)
+    except BadTable as error:
+        return Failure(kind="unparseable", reason=str(error))
+    if long_tokens <= short_tokens:
+        return Failure(kind="unparseable", reason=f"the long run generated {long_tokens} tokens, "
+                       f"the short one {short_tokens}: nothing to subtract")
+    kernels, notes = delta(long_table, short_table, long_tokens - short_tokens)
+    stderr = run.steps["long"].stderr
+    return ProfileReading(tool="nsys-delta", tokens=[long_tokens, short_tokens], kernels=kernels,
+                          paths=mlxcel_lines.path_counts(stderr),
+                          first_call_path=mlxcel_lines.first_call_path(stderr),
+                          arch=mlxcel_lines.arch(stderr), notes=notes)
+
+
+def kernel_table(text: str) -> dict[str, tuple[int, int]]:
+    """Name -> (instances, total ns) from `cuda_gpu_kern_sum` CSV, after nsys's own chatter."""
+    lines = plain(text).splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if all(c in next(csv.reader([line]), []) for c in _COLUMNS)), None)
+    if start is None:
+        raise BadTable("no cuda_gpu_kern_sum CSV header (Name, Instances, Total Time (ns))")
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header = rows[0]
+    at = {c: header.index(c) for c in _COLUMNS}
+    table: dict[str, tuple[int, int]] = {}
+    for number, row in enumerate(rows[1:], start=start + 2):
+        if not row or not "".join(row).strip():
+            break
+        if len(row) != len(header):
+            raise BadTable(f"CSV line {number} has {len(row)} fields, the header {len(header)}")
+        try:
+            instances, total = int(row[at["Instances"]]), int(float(row[at["Total Time (ns)"]]))
+        except ValueError:
+            raise BadTable(f"CSV line {number}: Instances or Total Time (ns) is not a "
+                           "number") from None
+        known = table.get(row[at["Name"]], (0, 0))
+        table[row[at["Name"]]] = (known[0] + instances, known[1] + total)
+    if not table:
+        raise BadTable("cuda_gpu_kern_sum CSV has a header but no kernels")
+    return table
+
+
+def delta(long: dict[str, tuple[int, int]], short: dict[str, tuple[int, int]],
+          tokens: int) -> tuple[list[KernelStat], list[str]]:
+    """Per-token launches and µs of every kernel that grows with the token count."""
+    kernels, notes = [], []
+    for name in sorted(set(long) | set(short)):
+        (li, lt), (si, st) = long.get(name, (0, 0)), short.get(name, (0, 0))
+        if name not in long:
+            notes.append(f"{name}: only in the short run ({si} launches); not per-token, left out")
+        elif li - si <= 0:
+            why = "same launches in both runs" if li == si else "fewer launches in the long run"
+            notes.append(f"{name}: {why} ({li} vs {si}); not per-token, left out")
+        elif lt - st < 0:
+            notes.append(f"{name}: less time in the long run ({lt} vs {st} ns); left out")
+        else:
+            if name not in short:
+                notes.append(f"{name}: only in the long run; counted per token")
+            kernels.append(KernelStat(name=name, launches_per_token=(li - si) / tokens,
+                                      us_per_token=(lt - st) / tokens / 1000))
+    return kernels, notes
+
+
+def _generated(run: RunOutput) -> int:
+    match = _GENERATED.search(plain(run.stdout))
+    if not match:
+        raise BadTable("a profiled run printed no 'Generated tokens:' line")
+    return int(match.group(1))
