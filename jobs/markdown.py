@@ -1,16 +1,112 @@
 """The record as Markdown, laid out like mlxcel's docs/benchmark_results pages."""
 
-from jobs.record import Group, Record
+from jobs.answer import Answer
+from jobs.record import Record
+from jobs.record_parts import Group
 from jobs.stats import Span, ratio_text, span_text
 
 
-def render(record: Record, plot_name: str | None = None) -> str:
-    parts = [_opening(record), _method(record), _idleness(record)]
-    parts += [_group(g) for g in record.groups]
-    if plot_name:
-        parts.append(f"## Plot\n\n![decode tok/s per arm]({plot_name})\n")
+def render(record: Record, plots: dict[str, str] | None = None) -> str:
+    parts = [_check(record), _opening(record), _metadata(record)]
+    if record.answer:
+        parts += [answer_section(record.answer)]
+    parts += [_method(record), _idleness(record)]
+    parts += [_group(g) + (_profile(g) if g.profile else "") for g in record.groups]
+    if plots:
+        parts.append("## Plots\n\n" + "\n".join(f"![{k}]({v})" for k, v in plots.items()) + "\n")
     parts += [_missing(record), _measurements(record), _hosts(record)]
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
+
+
+def _check(r: Record) -> str:
+    if r.check is None or r.check.ok:
+        return ""
+    lines = [f"> **This record fails `benchfleet check`** ({len(r.check.problems)} problems):"]
+    lines += [f"> - {p}" for p in r.check.problems]
+    return "\n".join(lines) + "\n"
+
+
+def _metadata(r: Record) -> str:
+    rows = ["## Metadata\n", "| item | value |", "|---|---|",
+            f"| date | {r.meta.date} |", f"| n per arm | {r.n} (warm-up {r.warmup} per cell) |"]
+    for h in r.hosts.values():
+        rows.append(f"| host {h.hostname} | {h.chip}; {h.os}; {h.arch}; {h.cores} cores |")
+    for requested, shas in r.commits.items():
+        rows.append(f"| tree commit `{requested}` | {', '.join(f'`{s}`' for s in shas) or '–'} |")
+    for sha, pin in r.meta.mlx_pins.items():
+        rows.append(f"| MLX pin at `{sha[:12]}` | `{pin[:8]}` |")
+    for b in r.meta.builds:
+        commands = "; ".join(f"`{' '.join(c)}`" for c in b.command)
+        took = f"{b.wall_s:.1f} s" if b.wall_s is not None else "–"
+        rows.append(f"| build {b.backend} `{b.commit[:12]}` on {b.worker} | {took}: {commands} |")
+    for arm, env in r.meta.env.items():
+        text = " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "(none)"
+        rows.append(f"| env of `{arm}` | `{text}` |")
+    return "\n".join(rows) + "\n"
+
+
+def answer_section(a: Answer) -> str:
+    rows = ["## Verdict\n", f"Rule: {a.rule}\n",
+            "| backend | model | family | verdict | why | settled by | missing |",
+            "|---|---|---|---|---|---|---|"]
+    rows += [f"| {v.backend} | {v.model} | {v.family} | **{v.outcome}** | {_cell(v.reason)} "
+             f"| {', '.join(f'`{s}`' for s in v.settled_by) or '–'} "
+             f"| {_cell('; '.join(v.missing)) or '–'} |" for v in a.verdicts]
+    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` decode ratio "
+             "against the control's own: a family whose range lies entirely below the "
+             "control's has a family-specific gap; overlapping ranges mean the gap is general.\n",
+             "| backend | control | control ratio | fused-off vs candidate | model | family "
+             "| family ratio | gap is |", "|---|---|---|---|---|---|---|---|"]
+    for c in a.controls:
+        for f in c.families or []:
+            rows.append(f"| {c.backend} | {c.control} | {ratio_text(c.control_ratio)} "
+                        f"| {ratio_text(c.fused_off_vs_candidate)} | {f.model} | {f.family} "
+                        f"| {ratio_text(f.ratio)} | {f.relation} |")
+    for models in a.not_comparable:
+        rows.append(f"\n{' and '.join(models)} are one checkpoint under non-comparable "
+                    "quantization recipes: their rows are never compared with each other "
+                    "(not a precision comparison).")
+    return "\n".join(rows) + "\n"
+
+
+def _profile(g: Group) -> str:
+    p = g.profile
+    assert p is not None
+    a = p.attribution
+    tokens = " and ".join(map(str, p.tokens))
+    how = (f"two-run nsys delta ({tokens} generated tokens)" if p.tool == "nsys-delta"
+           else "op counts of one decode token's graph (DOT); no per-op time")
+    rows = [f"\n### Kernels per decode token: {g.backend} · {g.model}\n",
+            f"Profile cell `{p.cell_id}` (attempt {p.attempt}, {p.worker}), {how}. "
+            "Profiled runs are never used for throughput.\n",
+            "| phase | kernels | launches/token | µs/token | share |", "|---|---|---|---|---|"]
+    rows += [f"| {ph.phase} | {ph.kernels} | {ph.launches_per_token:.1f} | {_num(ph.us_per_token)} "
+             f"| {_pct(ph.share)} |" for ph in a.phases]
+    if a.total_us_per_token is not None:
+        rows.append(f"| total | {len(a.kernels)} | "
+                    f"{sum(k.launches_per_token for k in a.kernels):.1f} "
+                    f"| {a.total_us_per_token:.1f} | 100% |")
+    rows += ["", "| kernel | phase | launches/token | µs/token | share |", "|---|---|---|---|---|"]
+    rows += [f"| `{_cell(k.name)}` | {k.phase} | {k.launches_per_token:.2f} "
+             f"| {_num(k.us_per_token)} | {_pct(k.share)} |" for k in a.kernels]
+    if p.paths:
+        rows.append(f"\nMoE calls by path (`path=` lines): decode {p.paths.decode_gather} "
+                    f"gather_qmm, {p.paths.decode_fused} fused; prefill {p.paths.prefill_gather} "
+                    f"gather_qmm, {p.paths.prefill_fused} fused.")
+    if p.first_call_path:
+        rows.append(f"\n`[mlxcel arch]` first quantized matmul call: `{p.first_call_path}`"
+                    f"{' on ' + p.arch if p.arch else ''}. That call is usually prefill: it does "
+                    "not say which kernel decode takes; the delta above does.")
+    rows += [f"\n- {_cell(n)}" for n in p.notes]
+    return "\n".join(rows) + "\n"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def _opening(r: Record) -> str:
@@ -67,10 +163,10 @@ def _group(g: Group) -> str:
 def _missing(r: Record) -> str:
     if not r.missing:
         return "## Failed or missing cells\n\nNone: every cell was measured.\n"
-    rows = ["## Failed or missing cells\n", "| cell | backend | model | arm | repeat | state "
-            "| reason |", "|---|---|---|---|---|---|---|"]
-    rows += [f"| `{m.cell_id}` | {m.backend} | {m.model} | {m.arm} | {m.repeat} | {m.status} "
-             f"| {_cell(m.reason)} |" for m in r.missing]
+    rows = ["## Failed or missing cells\n", "| cell | kind | backend | model | arm | repeat "
+            "| state | reason |", "|---|---|---|---|---|---|---|---|"]
+    rows += [f"| `{m.cell_id}` | {m.kind} | {m.backend} | {m.model} | {m.arm} | {m.repeat} "
+             f"| {m.status} | {_cell(m.reason)} |" for m in r.missing]
     return "\n".join(rows) + "\n"
 
 

@@ -5,69 +5,27 @@ Markdown, JSON and the plot are views of this model; none of them recomputes a f
 
 from collections.abc import Mapping
 
+from jobs.answer import Answer, answer
 from jobs.attempts import AttemptResult, CellState, HostFacts
+from jobs.attribution import attribute
 from jobs.cells import Cell
 from jobs.model import Strict
+from jobs.record_parts import (
+    ArmRow,
+    BuildTime,
+    Group,
+    GroupProfile,
+    Measurement,
+    Meta,
+    Missing,
+)
 from jobs.stats import Ratio, Span
-from jobs.sweep import Sweep
+from jobs.sweep import Question, Sweep
 
 
-class Measurement(Strict):
-    cell_id: str
-    arm: str
-    repeat: int
-    order: int
-    worker: str
-    hostname: str
-    commit: str
-    attempt: int
-    started: str
-    decode_tps: float
-    prefill_tps: float
-    prompt_tokens: int
-    generated_tokens: int
-    peak_gb: float | None
-    load1_before: float
-    load1_after: float
-    exit_code: int
-    argv: list[str]
-    env: dict[str, str]
-
-
-class ArmRow(Strict):
-    arm: str
-    baseline: bool
-    n: int
-    expected: int
-    prompt_tokens: list[int]
-    decode_tps: Span | None
-    prefill_tps: Span | None
-    peak_gb: Span | None
-    decode_vs_baseline: Ratio | None
-    prefill_vs_baseline: Ratio | None
-    load1: Span | None
-    hosts: list[str]
-    commits: list[str]
-
-
-class Group(Strict):
-    """The cells compared with each other: one commit, backend and model."""
-
-    commit: str
-    backend: str
-    model: str
-    rows: list[ArmRow]
-    measurements: list[Measurement]
-
-
-class Missing(Strict):
-    cell_id: str
-    backend: str
-    model: str
-    arm: str
-    repeat: int
-    status: str
-    reason: str
+class Check(Strict):
+    ok: bool
+    problems: list[str]
 
 
 class Record(Strict):
@@ -84,8 +42,12 @@ class Record(Strict):
     cells_expected: int
     cells_measured: int
     hosts: dict[str, HostFacts]
+    meta: Meta
     groups: list[Group]
     missing: list[Missing]
+    question: Question | None = None
+    answer: Answer | None = None
+    check: Check | None = None
 
 
 def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
@@ -96,15 +58,21 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
     `unreadable` maps a cell id to why its artifacts could not be read.
     """
     measured: dict[str, Measurement] = {}
+    profiles: dict[str, GroupProfile] = {}
     missing: list[Missing] = []
     for cell in cells:
         result = results.get(cell.id)
-        measurement = _measurement(cell, result) if result else None
-        if measurement and states.get(cell.id, CellState(status="queued")).status == "done":
+        done = states.get(cell.id, CellState(status="queued")).status == "done"
+        measurement = _measurement(cell, result) if result and done else None
+        profile = _profile(sweep, result) if result and done else None
+        if measurement:
             measured[cell.id] = measurement
+        elif profile:
+            profiles[cell.id] = profile
         else:
             missing.append(_missing(cell, states.get(cell.id), result, unreadable.get(cell.id)))
-    groups = [_group(sweep, key, members, measured) for key, members in _grouped(cells).items()]
+    groups = [_group(sweep, key, members, measured, profiles)
+              for key, members in _grouped(cells).items()]
     hosts = {r.host.hostname: r.host for r in results.values()}
     commits: dict[str, set[str]] = {c: set() for c in sweep.target.commits}
     for cell in cells:
@@ -116,8 +84,10 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
         baseline=sweep.baseline.name,
         builds={name: b.build for name, b in sweep.backends.items()},
-        cells_expected=len(cells), cells_measured=len(measured), hosts=dict(sorted(hosts.items())),
-        groups=groups, missing=missing)
+        cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
+        hosts=dict(sorted(hosts.items())), meta=_meta(created, cells, results, measured),
+        groups=groups, missing=missing, question=sweep.question,
+        answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
 
 
 def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
@@ -128,8 +98,10 @@ def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
 
 
 def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
-           measured: Mapping[str, Measurement]) -> Group:
+           measured: Mapping[str, Measurement], profiles: Mapping[str, GroupProfile]) -> Group:
     commit, backend, model = key
+    profile = next((profiles[c.id] for c in cells if c.id in profiles), None)
+    cells = [c for c in cells if c.kind == "bench"]
     arms = [a.name for a in sweep.arms if any(c.arm == a.name for c in cells)]
     ours = [measured[c.id] for c in cells if c.id in measured]
     rows = [_row(arm, arm == sweep.baseline.name, [c for c in cells if c.arm == arm],
@@ -137,7 +109,7 @@ def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
     base = next((r for r in rows if r.baseline), None)
     rows = [_with_ratios(row, base) for row in rows]
     return Group(commit=commit, backend=backend, model=model, rows=rows,
-                 measurements=sorted(ours, key=lambda m: m.order))
+                 measurements=sorted(ours, key=lambda m: m.order), profile=profile)
 
 
 def _row(arm: str, baseline: bool, cells: list[Cell], ms: list[Measurement]) -> ArmRow:
@@ -193,5 +165,33 @@ def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
         reason = f"still {status} when the record was made"
     else:
         reason = "no artifacts were pushed for this cell"
-    return Missing(cell_id=cell.id, backend=cell.backend, model=cell.model, arm=cell.arm,
-                   repeat=cell.repeat, status=status, reason=reason)
+    return Missing(cell_id=cell.id, kind=cell.kind, backend=cell.backend, model=cell.model,
+                   arm=cell.arm, repeat=cell.repeat, status=status, reason=reason)
+
+
+def _profile(sweep: Sweep, result: AttemptResult) -> GroupProfile | None:
+    p = result.profile
+    if p is None:
+        return None
+    return GroupProfile(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
+                        tool=p.tool, tokens=p.tokens, attribution=attribute(p, sweep.phases),
+                        paths=p.paths, first_call_path=p.first_call_path, arch=p.arch,
+                        notes=p.notes)
+
+
+def _meta(created: str, cells: list[Cell], results: Mapping[str, AttemptResult],
+          measured: Mapping[str, Measurement]) -> Meta:
+    pins = {r.commit: r.target["mlx_pin"] for r in results.values()
+            if r.commit and "mlx_pin" in r.target}
+    builds: dict[tuple[str, str, str], BuildTime] = {}
+    for r in results.values():
+        cell = next(c for c in cells if c.id == r.cell_id)
+        if r.build and r.commit and not r.build.cached:
+            builds[(r.commit, cell.backend, r.worker)] = BuildTime(
+                commit=r.commit, backend=cell.backend, worker=r.worker, recipe=r.build.recipe,
+                wall_s=r.build.wall_s, built_at=r.build.built_at,
+                command=[run.argv for run in r.runs if run.role == "build"])
+    env = {m.arm: m.env for m in sorted(measured.values(), key=lambda m: m.order)}
+    return Meta(date=created, mlx_pins=dict(sorted(pins.items())),
+                builds=sorted(builds.values(), key=lambda b: (b.commit, b.backend, b.worker)),
+                env=dict(sorted(env.items())))

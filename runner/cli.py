@@ -8,10 +8,10 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from jobs.errors import SpecError, UserError
-from runner.commands import demo, record, status, submit, worker
+from runner.commands import check, demo, init, presets, record, status, submit, worker
 from workers.settings import Settings
 
-COMMANDS = (submit, status, record, worker, demo)
+COMMANDS = (submit, status, record, check, init, presets, worker, demo)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Gather a sweep's artifacts into its record: DIR/<slug>.md, .json and .png."""
+"""Gather a sweep's artifacts into its record, check it, and write DIR/<slug>.md, .json, .png."""
 
 import os
 from dataclasses import dataclass
@@ -8,9 +8,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from jobs.attempts import AttemptResult
+from jobs.check import check_record
+from jobs.errors import UserError
 from jobs.markdown import render
-from jobs.plot import decode_png
-from jobs.record import Record, build_record
+from jobs.plot import decode_png, phases_png
+from jobs.record import Check, Record, build_record
 from workers.artifacts import CorruptArtifact, LocalStore
 from workers.state import Store
 
@@ -20,10 +22,11 @@ class Written:
     record: Record
     markdown: Path
     json: Path
-    plot: Path
+    plots: list[Path]
 
 
 def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
+    """The sweep's record, with the checker's verdict on it inside."""
     sweep, cells, _ = store.sweep(sweep_id)
     states = store.states(sweep_id)
     results: dict[str, AttemptResult] = {}
@@ -40,17 +43,35 @@ def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
         except (CorruptArtifact, KeyError, ValidationError) as error:
             unreadable[cell.id] = str(error).splitlines()[0]
     created = datetime.now(UTC).isoformat(timespec="seconds")
-    return build_record(sweep_id, sweep, cells, states, results, unreadable, created)
+    record = build_record(sweep_id, sweep, cells, states, results, unreadable, created)
+    problems = check_record(record)
+    return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
 
 
 def write(record: Record, out: Path) -> Written:
     out.mkdir(parents=True, exist_ok=True)
-    paths = Written(record, out / f"{record.slug}.md", out / f"{record.slug}.json",
-                    out / f"{record.slug}.png")
-    _atomic(paths.plot, decode_png(record))
-    _atomic(paths.json, record.model_dump_json(indent=1).encode())
-    _atomic(paths.markdown, render(record, plot_name=paths.plot.name).encode())
-    return paths
+    plots = {"decode tok/s per arm": (out / f"{record.slug}.png", decode_png(record))}
+    phases = phases_png(record)
+    if phases:
+        plots["per-token kernel time by phase"] = (out / f"{record.slug}-phases.png", phases)
+    for path, data in plots.values():
+        _atomic(path, data)
+    json_path, md_path = out / f"{record.slug}.json", out / f"{record.slug}.md"
+    _atomic(json_path, record.model_dump_json(indent=1).encode())
+    _atomic(md_path, render(record, {k: p.name for k, (p, _) in plots.items()}).encode())
+    return Written(record, md_path, json_path, [p for p, _ in plots.values()])
+
+
+def load(path: Path) -> Record:
+    try:
+        return Record.model_validate_json(path.read_text())
+    except OSError as error:
+        raise UserError(f"cannot read record {path} ({error.strerror})") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"{path} is not a benchfleet record: {where}: {first['msg']} "
+                        f"({error.error_count()} problems)") from None
 
 
 def _atomic(path: Path, data: bytes) -> None:

@@ -20,6 +20,6 @@ def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     written = run_demo(args.dir.resolve(), console)
     r = written.record
     console.print(f"\n{r.cells_measured} of {r.cells_expected} cells measured. Record:")
-    for path in (written.markdown, written.json, written.plot):
+    for path in (written.markdown, written.json, *written.plots):
         console.print(f"  {path}", highlight=False, soft_wrap=True)
     return 0 if not r.missing else 1

@@ -25,6 +25,10 @@ def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
     r = written.record
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "
                   f"{len(r.missing)} failed or missing")
-    for path in (written.markdown, written.json, written.plot):
+    check = r.check
+    for problem in check.problems if check else []:
+        console.print(f"check FAIL {problem}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"benchfleet check: {'passes' if check and check.ok else 'fails'}")
+    for path in (written.markdown, written.json, *written.plots):
         console.print(str(path), highlight=False, soft_wrap=True)
-    return 0
+    return 0 if check and check.ok else 1

@@ -2,12 +2,13 @@
 
 import argparse
 import json
+import os
 import py_compile
 import shutil
 import sys
 from pathlib import Path
 
-DTYPES = {"cuda": "float32", "metal": "float64", "cpu": "float64"}
+DTYPES = {"cuda": "float32", "metal": "float32", "cpu": "float64"}
 
 
 def main() -> int:
@@ -25,7 +26,8 @@ def main() -> int:
     for source in sorted(Path("src").glob("*.py")):
         py_compile.compile(str(source), cfile=str(lib / (source.stem + ".pyc")), doraise=True)
         print(f"compiled {source}")
-    (lib / "backend.json").write_text(json.dumps({"backend": args.backend,
+    cuda_arch = os.environ.get("MLX_CUDA_ARCHITECTURES", "121").split(";")[0]
+    (lib / "backend.json").write_text(json.dumps({"backend": args.backend, "cuda_arch": cuda_arch,
                                                   "dtype": DTYPES[args.backend]}))
     for name, module in (("mlxcel-bench-decode", "bench_decode"),):
         launcher = out / name

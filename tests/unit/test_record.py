@@ -101,7 +101,7 @@ def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]
     results = {c.id: result(c, 20.0 + c.repeat) for c in cells}
     states = {c.id: CellState(status="done", attempt=1) for c in cells}
     record = build_record("s1", sweep, cells, states, results, {}, "now")
-    text = render(record, "plot.png")
+    text = render(record, {"decode": "plot.png"})
     assert "| gather (baseline) | 3 | 512 | 22.00 (21.00 to 23.00) | – |" in text
     assert "+0.0% (-8.7% to +9.5%), no effect" in text
     assert "None: every cell was measured." in text and "NVIDIA GB10 sm_121" in text

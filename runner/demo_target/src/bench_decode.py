@@ -2,11 +2,13 @@
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
 from pathlib import Path
 
+import kernels
 import numpy as np
 import tinymoe
 
@@ -19,14 +21,17 @@ def main() -> int:
     if not (path / "config.json").is_file():
         print(f"Error: failed to load model: {path}: no config.json", file=sys.stderr)
         return 1
-    dtype = json.loads((Path(__file__).parent / "backend.json").read_text())["dtype"]
+    build = json.loads((Path(__file__).parent / "backend.json").read_text())
+    kernels.setup(build["backend"])
     print("[Memory] cache limit: none applied (allocator default)")
     start = time.perf_counter()
-    model = tinymoe.Model(path, dtype)
+    model = tinymoe.Model(path, build["dtype"])
     print(f"[Load] wall: {time.perf_counter() - start:.3f} s  MLX peak: {peak_gb():.2f} GB")
     prompt = prompt_tokens(args, model)
+    trace_arch(build, len(prompt))
     generate(model, prompt, args.warmup_tokens)
-    prefill_s, decode_s = generate(model, prompt, args.max_tokens)
+    prefill_s, decode_s = generate(model, prompt, args.max_tokens, os.environ.get(
+        "MLXCEL_EXPORT_DECODE_DOT"))
     print(f"{BOLD}[Profile Results]{RESET}")
     print(f"  Prompt tokens:    {len(prompt)}")
     print(f"  Generated tokens: {args.max_tokens}")
@@ -61,17 +66,50 @@ def prompt_tokens(args: argparse.Namespace, model: tinymoe.Model) -> np.ndarray:
     return np.arange(actual) % model.vocab
 
 
-def generate(model: tinymoe.Model, prompt: np.ndarray, count: int) -> tuple[float, float]:
+def trace_arch(build: dict, prompt_len: int) -> None:
+    """MLXCEL_TRACE_ARCH: the arch lines, once; the first call is the prefill's matmul."""
+    if "MLXCEL_TRACE_ARCH" not in os.environ or build["backend"] != "cuda":
+        return
+    arch = build.get("cuda_arch", "121")
+    sm = f"sm_{arch}"
+    print(f"[mlxcel arch] compute capability {arch[:-1]}.{arch[-1]} ({sm}); compiled for "
+          f"[{arch}]; coverage: native", file=sys.stderr)
+    first = "qmm_sm80" if prompt_len > 1 else "qmv"
+    print(f"[mlxcel arch] quantized matmul path on first call: {first} (device {sm})",
+          file=sys.stderr)
+
+
+def generate(model: tinymoe.Model, prompt: np.ndarray, count: int,
+             dot_path: str | None = None) -> tuple[float, float]:
     """Prefill the prompt, then decode greedily; returns (prefill s, decode s)."""
     cache = model.new_cache()
     start = time.perf_counter()
     logits = model.forward(prompt, cache)
-    token = int(np.argmax(logits))
+    with kernels.launch(kernels.ARG_REDUCE):
+        token = int(np.argmax(logits))
     prefill = time.perf_counter() - start
     start = time.perf_counter()
-    for _ in range(max(count - 1, 0)):
-        token = int(np.argmax(model.forward(np.array([token]), cache)))
+    for i in range(max(count - 1, 0)):
+        if i == 0 and dot_path:
+            with kernels.capture() as ops:
+                logits = model.forward(np.array([token]), cache)
+            write_dot(dot_path, ops)
+        else:
+            logits = model.forward(np.array([token]), cache)
+        with kernels.launch(kernels.ARG_REDUCE):
+            token = int(np.argmax(logits))
     return prefill, max(time.perf_counter() - start, 1e-9)
+
+
+def write_dot(path: str, ops: list[str]) -> None:
+    """One decode token's graph: op nodes (rectangles) fed by array nodes."""
+    lines = ["digraph {", "  graph [rankdir=TB];"]
+    for i, op in enumerate(ops):
+        lines.append(f'  a{i} [label="array {i}"];')
+        lines.append(f'  p{i} [label="{op}", shape=rectangle];')
+        lines.append(f"  a{i} -> p{i};")
+    lines.append("}")
+    Path(path).write_text("\n".join(lines) + "\n")
 
 
 def peak_gb() -> float:

@@ -2,8 +2,10 @@
 
 import json
 import os
+import sys
 from pathlib import Path
 
+import kernels as k
 import numpy as np
 
 FUSED_FAMILIES = {"qwen3_moe"}  # families whose decode reaches the fused kernel
@@ -12,7 +14,6 @@ FUSED_FAMILIES = {"qwen3_moe"}  # families whose decode reaches the fused kernel
 class Model:
     def __init__(self, path: Path, dtype: str) -> None:
         config = json.loads((path / "config.json").read_text())
-        self.config = config
         self.family = config.get("family", "qwen3_moe")
         self.layers = int(config["layers"])
         self.hidden = int(config["hidden"])
@@ -36,59 +37,95 @@ class Model:
         self.head = draw(self.hidden, self.vocab)
         self.profile = os.environ.get("MLXCEL_PROFILE_QWEN3_MOE_DETAIL") == "1"
         self.fused = fused_enabled(self.family, self.width)
+        self.moe_path = None  # set to "batched" by the mlx-vlm stand-in
 
     def new_cache(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
         return [([], []) for _ in range(self.layers)]
 
     def forward(self, tokens: np.ndarray, cache: list) -> np.ndarray:
-        x = self.embed[tokens]
+        with k.launch(k.TAKE):
+            x = self.embed[tokens]
         for layer in range(self.layers):
             x = x + self.attention(layer, x, cache[layer])
             x = x + self.moe(layer, x)
-        return x[-1] @ self.head
+        with k.launch(k.QMV):
+            return x[-1] @ self.head
 
     def attention(self, layer: int, x: np.ndarray, cache: tuple[list, list]) -> np.ndarray:
-        q, k, v = np.split(x @ self.wqkv[layer], 3, axis=-1)
-        cache[0].append(k)
-        cache[1].append(v)
-        keys, values = np.concatenate(cache[0]), np.concatenate(cache[1])
-        scores = q @ keys.T / np.sqrt(self.hidden)
-        past = keys.shape[0] - q.shape[0]
-        mask = np.arange(keys.shape[0])[None, :] > (past + np.arange(q.shape[0]))[:, None]
-        scores = np.where(mask, -np.inf, scores)
-        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        weights /= weights.sum(axis=-1, keepdims=True)
-        return (weights @ values) @ self.wo[layer]
+        with k.launch(k.QMV):
+            q, key, value = np.split(x @ self.wqkv[layer], 3, axis=-1)
+        with k.launch(k.SDPA):
+            cache[0].append(key)
+            cache[1].append(value)
+            keys, values = np.concatenate(cache[0]), np.concatenate(cache[1])
+            scores = q @ keys.T / np.sqrt(self.hidden)
+            past = keys.shape[0] - q.shape[0]
+            mask = np.arange(keys.shape[0])[None, :] > (past + np.arange(q.shape[0]))[:, None]
+            scores = np.where(mask, -np.inf, scores)
+            weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights /= weights.sum(axis=-1, keepdims=True)
+            attended = weights @ values
+        with k.launch(k.QMV):
+            return attended @ self.wo[layer]
 
     def moe(self, layer: int, x: np.ndarray) -> np.ndarray:
-        logits = x @ self.router[layer]
-        chosen = np.argsort(-logits, axis=-1)[:, : self.top_k]
-        gates = np.take_along_axis(logits, chosen, axis=-1)
-        gates = np.exp(gates - gates.max(axis=-1, keepdims=True))
-        gates /= gates.sum(axis=-1, keepdims=True)
-        path = "fused" if self.fused and x.shape[0] == 1 else "gather_qmm"
+        with k.launch(k.QMV):
+            logits = x @ self.router[layer]
+        with k.launch(k.ARGPARTITION):
+            chosen = np.argpartition(-logits, self.top_k - 1, axis=-1)[:, : self.top_k]
+        with k.launch(k.SOFTMAX):
+            gates = np.take_along_axis(logits, chosen, axis=-1)
+            gates = np.exp(gates - gates.max(axis=-1, keepdims=True))
+            gates /= gates.sum(axis=-1, keepdims=True)
+        if self.moe_path == "batched":
+            y = self.batched_experts(layer, x, chosen)
+        elif self.fused and x.shape[0] == 1:
+            self._say("fused", x)
+            y = self.fused_experts(layer, x, chosen)
+        else:
+            self._say("gather_qmm", x)
+            y = self.gather_experts(layer, x, chosen)
+        with k.launch(k.COMBINE):
+            return np.einsum("tk,tkh->th", gates, y)
+
+    def _say(self, path: str, x: np.ndarray) -> None:
         if self.profile:
-            print(f"path={path} tokens={x.shape[0]}", file=__import__("sys").stderr)
-        if path == "fused":
-            return self.fused_experts(layer, x, chosen[0], gates[0])
-        return self.gather_experts(layer, x, chosen, gates)
+            print(f"path={path} tokens={x.shape[0]}", file=sys.stderr)
 
-    def gather_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray,
-                       gates: np.ndarray) -> np.ndarray:
-        # One matmul pair per (token, expert): the M = 1 gather that decode pays for.
-        out = np.zeros_like(x)
-        for t in range(x.shape[0]):
-            for slot in range(self.top_k):
-                e = chosen[t, slot]
-                h = np.maximum(x[t] @ self.w_up[layer][e], 0)
-                out[t] += gates[t, slot] * (h @ self.w_down[layer][e])
+    def gather_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """gather_qmm at M = 1: index lists are materialised and every (token, expert) pair
+        gathers its expert's weights and runs its own matmul pair."""
+        with k.launch(k.ARANGE):
+            rows = np.repeat(np.arange(x.shape[0]), self.top_k)
+        with k.launch(k.COPY_G_ND):
+            inputs = x[rows]
+            flat = chosen.reshape(-1)
+        out = np.empty((len(flat), self.hidden), dtype=x.dtype)
+        for i, e in enumerate(flat):
+            with k.launch(k.GATHER_QMV):
+                h = np.maximum(inputs[i] @ np.take(self.w_up[layer], e, axis=0), 0)
+            with k.launch(k.GATHER_QMV):
+                out[i] = h @ np.take(self.w_down[layer], e, axis=0)
+        return out.reshape(x.shape[0], self.top_k, self.hidden)
+
+    def fused_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """The fused decode kernel: one launch reads each chosen expert's weights in place."""
+        with k.launch(k.FUSED_MOE):
+            up, down = self.w_up[layer], self.w_down[layer]
+            y = [np.maximum(x[0] @ up[e], 0) @ down[e] for e in chosen[0]]
+            return np.stack(y)[None, :, :]
+
+    def batched_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """mlx-vlm's path: tokens sorted by expert, one batched matmul pair per expert; at one
+        token, the chosen experts' weights are read in place."""
+        up, down = self.w_up[layer], self.w_down[layer]
+        if x.shape[0] == 1:
+            return np.stack([np.maximum(x[0] @ up[e], 0) @ down[e] for e in chosen[0]])[None]
+        out = np.empty((x.shape[0], self.top_k, self.hidden), dtype=x.dtype)
+        for e in np.unique(chosen):
+            t, slot = np.nonzero(chosen == e)
+            out[t, slot] = np.maximum(x[t] @ up[e], 0) @ down[e]
         return out
-
-    def fused_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray,
-                      gates: np.ndarray) -> np.ndarray:
-        h = np.maximum(np.einsum("h,khw->kw", x[0], self.w_up[layer][chosen]), 0)
-        y = np.einsum("kw,kwh->kh", h, self.w_down[layer][chosen])
-        return (gates @ y)[None, :]
 
 
 def fused_enabled(family: str, width: int) -> bool:

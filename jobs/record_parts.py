@@ -1,0 +1,103 @@
+"""The pieces a record is made of: measurements, arm rows, profiles, groups, missing cells."""
+
+from jobs.attribution import Attribution
+from jobs.model import Strict
+from jobs.readings import PathCounts
+from jobs.stats import Ratio, Span
+
+
+class Measurement(Strict):
+    cell_id: str
+    arm: str
+    repeat: int
+    order: int
+    worker: str
+    hostname: str
+    commit: str
+    attempt: int
+    started: str
+    decode_tps: float
+    prefill_tps: float
+    prompt_tokens: int
+    generated_tokens: int
+    peak_gb: float | None
+    load1_before: float
+    load1_after: float
+    exit_code: int
+    argv: list[str]
+    env: dict[str, str]
+
+
+class ArmRow(Strict):
+    arm: str
+    baseline: bool
+    n: int
+    expected: int
+    prompt_tokens: list[int]
+    decode_tps: Span | None
+    prefill_tps: Span | None
+    peak_gb: Span | None
+    decode_vs_baseline: Ratio | None
+    prefill_vs_baseline: Ratio | None
+    load1: Span | None
+    hosts: list[str]
+    commits: list[str]
+
+
+class GroupProfile(Strict):
+    """The group's profile cell, attributed to phases by the sweep's rules."""
+
+    cell_id: str
+    attempt: int
+    worker: str
+    tool: str
+    tokens: list[int]
+    attribution: Attribution
+    paths: PathCounts | None
+    first_call_path: str | None
+    arch: str | None
+    notes: list[str]
+
+
+class Group(Strict):
+    """The cells compared with each other: one commit, backend and model."""
+
+    commit: str
+    backend: str
+    model: str
+    rows: list[ArmRow]
+    measurements: list[Measurement]
+    profile: GroupProfile | None = None
+
+    def row(self, arm: str) -> ArmRow | None:
+        return next((r for r in self.rows if r.arm == arm), None)
+
+
+class Missing(Strict):
+    cell_id: str
+    kind: str
+    backend: str
+    model: str
+    arm: str
+    repeat: int
+    status: str
+    reason: str
+
+
+class BuildTime(Strict):
+    commit: str
+    backend: str
+    worker: str
+    recipe: str
+    wall_s: float | None
+    built_at: str | None
+    command: list[list[str]]
+
+
+class Meta(Strict):
+    """Provenance a reader needs before any figure: where, what, when, how it was built."""
+
+    date: str
+    mlx_pins: dict[str, str]
+    builds: list[BuildTime]
+    env: dict[str, dict[str, str]]
