@@ -71,8 +71,9 @@ def _group(g: Group) -> list[str]:
         prefill = [m.prefill_tps for m in g.measurements if m.arm == row.arm]
         if row.n != len(values):
             problems.append(f"{where} / {row.arm}: n = {row.n} but {len(values)} measurements")
-        if row.n and row.n < MIN_N:
-            problems.append(f"{where} / {row.arm}: n = {row.n}, fewer than {MIN_N}")
+        if row.n < MIN_N:
+            problems.append(f"{where} / {row.arm}: n = {row.n} of {row.expected}, fewer than "
+                            f"{MIN_N} (the failed cells are listed with their reasons)")
         problems += _span(f"{where} / {row.arm} decode", row.decode_tps, values)
         problems += _span(f"{where} / {row.arm} prefill", row.prefill_tps, prefill)
         if base and not row.baseline:

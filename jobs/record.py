@@ -79,7 +79,7 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         if cell.id in measured:
             commits[cell.commit].add(measured[cell.id].commit)
     return Record(
-        slug=f"{sweep.name}-{sweep_id}", sweep_id=sweep_id, sweep_name=sweep.name,
+        slug=sweep_id, sweep_id=sweep_id, sweep_name=sweep.name,
         created=created, repo=sweep.target.repo,
         commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
         baseline=sweep.baseline.name,

@@ -23,9 +23,10 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 
 class LocalFleet:
-    def __init__(self, settings: Settings, logs: Path) -> None:
+    def __init__(self, settings: Settings, logs: Path, env: dict[str, str] | None = None) -> None:
         self.settings = settings
         self.logs = logs
+        self.env = env or {}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, backend: str, name: str) -> subprocess.Popen[bytes]:
@@ -33,7 +34,8 @@ class LocalFleet:
         log = (self.logs / f"worker-{name}-{backend}.log").open("ab")
         proc = subprocess.Popen(
             [sys.executable, "-m", "runner.cli", "worker", "--backend", backend, "--name", name],
-            env={**os.environ, **settings_env(self.settings)}, stdin=subprocess.DEVNULL,
+            env={**os.environ, **settings_env(self.settings), **self.env},
+            stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs[f"{name}/{backend}"] = proc

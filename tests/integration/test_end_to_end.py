@@ -31,7 +31,7 @@ def test_sweep_runs_end_to_end_into_a_record(fleet: LocalFleet, settings: Settin
     assert status.returncode == 0 and f"{sweep_id}: 12 done" in status.stdout
     made = cli(settings, "record", sweep_id, "-o", str(tmp_path / "record"))
     assert made.returncode == 0, made.stderr
-    slug = f"e2e-{sweep_id}"
+    slug = sweep_id
     record = json.loads((tmp_path / "record" / f"{slug}.json").read_text())
     assert (tmp_path / "record" / f"{slug}.png").read_bytes().startswith(b"\x89PNG")
     assert "## cuda · tinymoe-a3 · `main`" in (tmp_path / "record" / f"{slug}.md").read_text()

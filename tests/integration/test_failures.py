@@ -49,10 +49,12 @@ def test_failures_end_their_cells_with_reasons(fleet: LocalFleet, settings: Sett
     status = cli(settings, "status", bad_id)
     assert status.returncode == 1 and "3 failed" in status.stdout
     assert "not found in" in status.stdout and "build failed" in status.stdout
-    assert cli(settings, "record", bad_id, "-o", str(tmp_path / "r")).returncode == 0
-    record = json.loads((tmp_path / "r" / f"bad-{bad_id}.json").read_text())
+    recorded = cli(settings, "record", bad_id, "-o", str(tmp_path / "r"))
+    assert recorded.returncode == 1 and "benchfleet check: fails" in recorded.stdout
+    record = json.loads((tmp_path / "r" / f"{bad_id}.json").read_text())
     assert record["cells_measured"] == 0
     assert sorted(m["reason"] for m in record["missing"]) == sorted(s.reason for s in
                                                                      reasons.values())
-    text = (tmp_path / "r" / f"bad-{bad_id}.md").read_text()
+    text = (tmp_path / "r" / f"{bad_id}.md").read_text()
+    assert text.startswith("> **This record fails `benchfleet check`**")
     assert "lacks decode" in text and "not found in" in text

@@ -82,6 +82,9 @@ class Model:
         elif self.fused and x.shape[0] == 1:
             self._say("fused", x)
             y = self.fused_experts(layer, x, chosen)
+        elif x.shape[0] > 1:
+            self._say("gather_qmm", x)  # prefill: gather_qmm at M > 1 takes the batched qmm
+            y = self.batched_experts(layer, x, chosen, k.QMM_SM80)
         else:
             self._say("gather_qmm", x)
             y = self.gather_experts(layer, x, chosen)
@@ -115,16 +118,20 @@ class Model:
             y = [np.maximum(x[0] @ up[e], 0) @ down[e] for e in chosen[0]]
             return np.stack(y)[None, :, :]
 
-    def batched_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-        """mlx-vlm's path: tokens sorted by expert, one batched matmul pair per expert; at one
-        token, the chosen experts' weights are read in place."""
+    def batched_experts(self, layer: int, x: np.ndarray, chosen: np.ndarray,
+                        kernel: tuple[str, str] = k.GATHER_QMV) -> np.ndarray:
+        """Tokens sorted by expert, one batched matmul pair per expert (mlx-vlm's path, and
+        gather_qmm at M > 1); at one token, the chosen experts' weights are read in place."""
         up, down = self.w_up[layer], self.w_down[layer]
         if x.shape[0] == 1:
-            return np.stack([np.maximum(x[0] @ up[e], 0) @ down[e] for e in chosen[0]])[None]
+            with k.launch(kernel):
+                y = [np.maximum(x[0] @ up[e], 0) @ down[e] for e in chosen[0]]
+            return np.stack(y)[None]
         out = np.empty((x.shape[0], self.top_k, self.hidden), dtype=x.dtype)
         for e in np.unique(chosen):
             t, slot = np.nonzero(chosen == e)
-            out[t, slot] = np.maximum(x[t] @ up[e], 0) @ down[e]
+            with k.launch(kernel):
+                out[t, slot] = np.maximum(x[t] @ up[e], 0) @ down[e]
         return out
 
 

@@ -1,0 +1,153 @@
+"""The MoE decode-gap preset end to end on the stand-in, with the shipped mlxcel recipes.
+
+Two workers stand for `cuda` and `metal`; the stand-in's nsys, xcrun and cargo come first on
+their PATH, so the catalogue's recipes run unchanged. The record must pass `benchfleet check`
+and hold every section the question asks for, each recomputable from the artifacts.
+"""
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobs.record import Record
+from runner.local_fleet import LocalFleet
+from runner.redis_server import RedisServer
+from runner.target import MOE_GAP_MODELS, SOURCE, make_models, make_target_repo
+from tests.integration.conftest import cli, submit, wait
+from workers.artifacts import LocalStore
+from workers.settings import Settings
+from workers.state import Store
+
+pytestmark = pytest.mark.integration
+FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]
+CONTROL = "qwen3-30b-a3b-4bit"
+PIN = "81ba1c6a3f0e5d2b7c4a9e8f1d6b3a5c7e9f0d2b"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Path, Path]]:
+    root = tmp_path_factory.mktemp("moe")
+    repo = root / "mlxcel-standin"
+    make_target_repo(repo)
+    make_models(root / "models", MOE_GAP_MODELS)
+    path = os.pathsep.join([str(SOURCE / "tools"), str(Path(sys.executable).parent),
+                            os.environ["PATH"]])
+    with RedisServer(root / "redis") as server:
+        settings = Settings(redis_url=server.url, artifacts=root / "artifacts",
+                            workspace=root / "workspace", models_dir=root / "models")
+        fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
+        fleet.start("cuda", "gb10-standin")
+        fleet.start("metal", "studio-standin")
+        try:
+            yield settings, repo, root
+        finally:
+            fleet.stop()
+
+
+def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path, Path]) -> None:
+    settings, repo, root = lab
+    sweep_path = root / "moe-decode-gap.yaml"
+    made = cli(settings, "init", "moe-decode-gap", "--commit", "main", "--repo", str(repo),
+               "-o", str(sweep_path))
+    assert made.returncode == 0, made.stderr
+    sweep_id = submit(settings, sweep_path)
+    store = Store.connect(settings.redis_url)
+    wait(store, sweep_id, deadline_s=900)
+    failed = {k: s.reason for k, s in store.states(sweep_id).items() if s.status != "done"}
+    assert failed == {}
+
+    out = root / "record"
+    recorded = cli(settings, "record", sweep_id, "-o", str(out))
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert "benchfleet check: passes" in recorded.stdout
+    json_path = out / f"{sweep_id}.json"
+    assert cli(settings, "check", str(json_path)).returncode == 0
+    record = Record.model_validate_json(json_path.read_text())
+    markdown = (out / f"{sweep_id}.md").read_text()
+
+    # Metadata: host, chip, OS, MLX pin, tree commit, date, n, build command and time, env.
+    assert record.meta.mlx_pins and set(record.meta.mlx_pins.values()) == {PIN}
+    assert "MLX pin at" in markdown and f"`{PIN[:8]}`" in markdown
+    assert sorted(b.backend for b in record.meta.builds) == ["cuda", "metal"]
+    cuda_build = next(b for b in record.meta.builds if b.backend == "cuda")
+    assert cuda_build.command[0] == ["make", "release-cuda"] and cuda_build.wall_s
+    assert record.meta.env["fused-off"]["MLXCEL_FUSED_MOE"] == "0"
+    assert record.n == 3 and record.meta.date and record.hosts
+
+    # Throughput rows: every arm n = 3 against the mlx-vlm baseline on both backends.
+    assert len(record.groups) == 8
+    for g in record.groups:
+        assert all(r.n == 3 for r in g.rows)
+        assert g.row("mlxcel").decode_vs_baseline is not None  # type: ignore[union-attr]
+        assert g.profile is not None and g.profile.attribution.phase("unclassified")
+    control = [g for g in record.groups if g.model == CONTROL]
+    assert all(g.row("fused-off") for g in control)
+
+    # Profiles: the families decode through the gather, the control through the fused kernel.
+    for g in record.groups:
+        paths = g.profile.paths  # type: ignore[union-attr]
+        assert paths is not None
+        if g.model == CONTROL:
+            assert paths.decode_fused > 0 and paths.decode_gather == 0
+        else:
+            assert paths.decode_gather > 0 and paths.decode_fused == 0
+    cuda = {g.model: g for g in record.groups if g.backend == "cuda"}
+    metal = {g.model: g for g in record.groups if g.backend == "metal"}
+    assert all(g.profile.attribution.timed for g in cuda.values())  # type: ignore[union-attr]
+    assert not any(g.profile.attribution.timed for g in metal.values())  # type: ignore[union-attr]
+    assert "does not say which kernel decode takes" in markdown
+
+    # The CUDA kernel table is the two nsys runs subtracted: recompute one from the artifacts.
+    ds = cuda["deepseek-v4-flash-4bit"].profile
+    assert ds is not None
+    files = LocalStore(settings.artifacts).read(sweep_id, ds.cell_id, ds.attempt)
+    long, short = (_kern_sum(files[f"profile-{s}-stats.stdout.txt"].read_text())
+                   for s in ("long", "short"))
+    tokens = ds.tokens[0] - ds.tokens[1]
+    gather = "gather_qmv_kernel<float, 64, 4, true>"
+    row = next(k for k in ds.attribution.kernels if k.name == gather)
+    assert row.phase == "expert gather"
+    assert row.launches_per_token == (long[gather][0] - short[gather][0]) / tokens
+    assert row.us_per_token == pytest.approx((long[gather][1] - short[gather][1]) / tokens / 1e3)
+
+    # The answer: a verdict per family, model and backend, and the control comparison.
+    answer = record.answer
+    assert answer is not None
+    assert sorted((v.backend, v.model) for v in answer.verdicts) == sorted(
+        (b, m) for b in ("cuda", "metal") for m in FAMILIES)
+    for v in answer.verdicts:
+        if v.backend == "metal" and v.outcome != "no gap":
+            assert v.outcome == "not settled"
+            assert any("per-kernel time on metal" in m for m in v.missing)
+        if v.outcome in ("dominant", "not dominant") and v.backend == "cuda":
+            assert cuda[v.model].profile.cell_id in v.settled_by  # type: ignore[union-attr]
+    assert sorted(c.backend for c in answer.controls) == ["cuda", "metal"]
+    assert "## Verdict" in markdown and "## Control" in markdown
+    assert ("inkling-small-mlx-4bit and inkling-small-nvfp4 are one checkpoint under "
+            "non-comparable quantization recipes") in markdown
+    assert (out / f"{sweep_id}-phases.png").read_bytes()[:4] == b"\x89PNG"
+
+    # A record whose figures were edited no longer passes.
+    data = json.loads(json_path.read_text())
+    data["groups"][0]["rows"][0]["decode_tps"]["mean"] *= 1.1
+    data["answer"]["verdicts"][0]["outcome"] = (
+        "dominant" if data["answer"]["verdicts"][0]["outcome"] != "dominant" else "no gap")
+    tampered = root / "tampered.json"
+    tampered.write_text(json.dumps(data))
+    checked = cli(settings, "check", str(tampered))
+    assert checked.returncode == 1
+    assert "mean (min to max) does not match its measurements" in checked.stdout
+    assert "does not follow from the record's own tables" in checked.stdout
+
+
+def _kern_sum(text: str) -> dict[str, tuple[int, int]]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Time (%)"))
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+    return {r["Name"]: (int(r["Instances"]), int(r["Total Time (ns)"])) for r in rows}
