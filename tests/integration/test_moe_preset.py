@@ -9,11 +9,14 @@ import csv
 import io
 import json
 import os
+import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from jobs.record import Record
 from runner.local_fleet import LocalFleet
@@ -151,3 +154,30 @@ def _kern_sum(text: str) -> dict[str, tuple[int, int]]:
     start = next(i for i, line in enumerate(lines) if line.startswith("Time (%)"))
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
     return {r["Name"]: (int(r["Instances"]), int(r["Total Time (ns)"])) for r in rows}
+
+
+def test_missing_checkpoint_and_older_commit_fail_with_their_reason(
+        lab: tuple[Settings, Path, Path]) -> None:
+    settings, repo, root = lab
+    first = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "main"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    spec = {"name": "old-and-missing", "target": {"repo": str(repo), "commits": [first, "main"]},
+            "models": ["deepseek-v4-flash-4bit", "kimi-k3-4bit"],
+            "backends": {"cuda": {"build": "mlxcel-build-cuda"}},
+            "arms": [{"name": "mlxcel", "recipe": "mlxcel-bench-decode", "baseline": True,
+                      "params": {"prompt_tokens": 32, "max_tokens": 8, "warmup_tokens": 2}}],
+            "n": 1, "warmup": 0}
+    path = root / "old.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    sweep_id = submit(settings, path)
+    store = Store.connect(settings.redis_url)
+    wait(store, sweep_id)
+    states = store.states(sweep_id)
+    reasons = {(c.commit, c.model): states[c.id].reason for c in store.sweep(sweep_id)[1]}
+    host = socket.gethostname()
+    assert reasons[("main", "kimi-k3-4bit")] == (
+        f"checkpoint kimi-k3-4bit not in MODELS_DIR ({settings.models_dir}) on host {host}")
+    assert reasons[(first, "deepseek-v4-flash-4bit")] == (
+        f"mlxcel-bench-decode at {first[:12]} lacks --ignore-eos (an older commit?); the "
+        "recipe needs them")
+    assert reasons[("main", "deepseek-v4-flash-4bit")] is None
