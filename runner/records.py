@@ -11,7 +11,6 @@ from jobs.attempts import AttemptResult
 from jobs.check import check_record
 from jobs.errors import UserError
 from jobs.markdown import render
-from jobs.plot import decode_png, phases_png
 from jobs.record import Check, Record, build_record
 from workers.artifacts import CorruptArtifact, LocalStore
 from workers.state import Store
@@ -49,6 +48,10 @@ def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
 
 
 def write(record: Record, out: Path) -> Written:
+    # Imported here, not at the top: the worker process imports the CLI, and matplotlib
+    # brings numpy, whose BLAS starts a thread pool in whatever process imports it.
+    from jobs.plot import decode_png, phases_png
+
     out.mkdir(parents=True, exist_ok=True)
     plots = {"decode tok/s per arm": (out / f"{record.slug}.png", decode_png(record))}
     phases = phases_png(record)
