@@ -6,7 +6,8 @@ Both against bare Celery on the same private Redis, in the same run:
   parse, sha256 artifacts; bare: a task that runs the command and returns its exit code);
 - quietness: while a command spins for S seconds, the CPU time its parent (the worker
   process) uses, and that process's thread count.
-Writes docs/benchmarks/worker-overhead.{md,json}. Run: .venv/bin/python -m tests.bench.worker_overhead
+Writes docs/benchmarks/worker-overhead.{md,json}.
+Run: .venv/bin/python -m tests.bench.worker_overhead
 """
 
 import json
@@ -117,6 +118,10 @@ def start_bare(url: str, root: Path) -> subprocess.Popen[bytes]:
         stdout=log, stderr=subprocess.STDOUT, cwd=HERE.parents[1])
 
 
+def fmt(xs: list[float]) -> str:
+    return f"{statistics.mean(xs) * 1e3:.0f} ms ({min(xs) * 1e3:.0f} to {max(xs) * 1e3:.0f})"
+
+
 def write(r: dict[str, object]) -> None:
     ours, theirs = r["benchfleet_s_per_cell"], r["bare_celery_s_per_cell"]
     m_ours, m_bare = statistics.mean(ours), statistics.mean(theirs)  # type: ignore[arg-type]
@@ -127,7 +132,6 @@ def write(r: dict[str, object]) -> None:
               "ratio_mean": m_ours / m_bare})
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "worker-overhead.json").write_text(json.dumps(r, indent=1) + "\n")
-    fmt = lambda xs: f"{statistics.mean(xs) * 1e3:.0f} ms ({min(xs) * 1e3:.0f} to {max(xs) * 1e3:.0f})"  # noqa: E731
     (OUT / "worker-overhead.md").write_text(f"""# Worker overhead and quietness
 
 Measured {r['date']} on {r['host']} by `.venv/bin/python -m tests.bench.worker_overhead`
