@@ -21,6 +21,7 @@ BACKENDS = ("cuda", "metal")
 
 
 def run_demo(root: Path, console: Console) -> Written:
+    RedisServer.binary()  # say what to install before making anything
     work = root / datetime.now().strftime("run-%Y%m%d-%H%M%S")
     work.mkdir(parents=True)
     console.print(f"demo directory: {work}", soft_wrap=True)

@@ -31,10 +31,15 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> "RedisServer":
-        binary = shutil.which("redis-server")
-        if binary is None:
+    @staticmethod
+    def binary() -> str:
+        found = shutil.which("redis-server")
+        if found is None:
             raise UserError(f"redis-server is not on PATH; {INSTALL_HINT}")
+        return found
+
+    def start(self) -> "RedisServer":
+        binary = self.binary()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.proc = subprocess.Popen(

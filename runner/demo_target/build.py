@@ -1,11 +1,13 @@
-"""Build tinymoe for one backend: byte-compile the sources and write the launchers."""
+"""Build tinymoe for one backend: check the sources compile, then write mlxcel-bench-decode as
+one self-contained executable (a zipapp), as a release binary is: copying it elsewhere keeps
+it whole, and a later build cannot change it."""
 
 import argparse
-import json
 import os
 import py_compile
 import shutil
 import sys
+import zipapp
 from pathlib import Path
 
 DTYPES = {"cuda": "float32", "metal": "float32", "cpu": "float64"}
@@ -20,21 +22,24 @@ def main() -> int:
         print(f"error: unknown backend {args.backend}", file=sys.stderr)
         return 2
     out = Path(args.out)
-    lib = out / "lib"
-    shutil.rmtree(lib, ignore_errors=True)
-    lib.mkdir(parents=True)
+    stage = out / ".stage"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
     for source in sorted(Path("src").glob("*.py")):
-        py_compile.compile(str(source), cfile=str(lib / (source.stem + ".pyc")), doraise=True)
+        py_compile.compile(str(source), cfile=str(stage / "check.pyc"), doraise=True)
+        shutil.copy(source, stage / source.name)
         print(f"compiled {source}")
+    (stage / "check.pyc").unlink()
     cuda_arch = os.environ.get("MLX_CUDA_ARCHITECTURES", "121").split(";")[0]
-    (lib / "backend.json").write_text(json.dumps({"backend": args.backend, "cuda_arch": cuda_arch,
-                                                  "dtype": DTYPES[args.backend]}))
-    for name, module in (("mlxcel-bench-decode", "bench_decode"),):
-        launcher = out / name
-        launcher.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(lib)!r})\n"
-                            f"import {module}\nsys.exit({module}.main())\n")
-        launcher.chmod(0o755)
-        print(f"wrote {launcher}")
+    (stage / "build_info.py").write_text(f"BACKEND = {args.backend!r}\nCUDA_ARCH = {cuda_arch!r}\n"
+                                         f"DTYPE = {DTYPES[args.backend]!r}\n")
+    (stage / "__main__.py").write_text("import sys\nimport bench_decode\n"
+                                       "sys.exit(bench_decode.main())\n")
+    target = out / "mlxcel-bench-decode"
+    zipapp.create_archive(stage, target, interpreter=sys.executable)
+    target.chmod(0o755)
+    shutil.rmtree(stage)
+    print(f"wrote {target}")
     return 0
 
 

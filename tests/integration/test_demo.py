@@ -3,6 +3,8 @@
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,3 +31,32 @@ def test_demo_writes_a_record_for_both_arms_and_backends(tmp_path: Path) -> None
     # Every process the demo started is gone: no redis-server or worker left on its port.
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert leftover.stdout == ""
+
+
+def test_ctrl_c_stops_everything_the_demo_started(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHFLEET_")}
+    demo = subprocess.Popen([sys.executable, "-m", "runner.cli", "demo", "--dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    assert demo.stdout is not None
+    for line in demo.stdout:  # until the sweep is queued and the workers are at it
+        if line.startswith("submitted sweep"):
+            break
+    demo.send_signal(signal.SIGINT)
+    rest = demo.stdout.read()
+    assert demo.wait(timeout=120) == 130, rest
+    assert "interrupted; stopped what it had started" in rest
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert leftover.stdout == ""
+
+
+def test_missing_redis_server_says_what_to_install(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    env = {**os.environ, "PATH": str(bin_dir)}
+    done = subprocess.run([sys.executable, "-m", "runner.cli", "demo", "--dir",
+                           str(tmp_path / "demo")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 2 and not (tmp_path / "demo").exists()
+    assert done.stderr.startswith("benchfleet: redis-server is not on PATH; install it with "
+                                  "`sudo apt-get install redis-server` (Debian/Ubuntu)")

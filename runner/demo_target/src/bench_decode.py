@@ -1,13 +1,13 @@
 """mlxcel-bench-decode for tinymoe: prefill a prompt, decode tokens, print the timings."""
 
 import argparse
-import json
 import os
 import resource
 import sys
 import time
 from pathlib import Path
 
+import build_info
 import kernels
 import numpy as np
 import tinymoe
@@ -21,7 +21,8 @@ def main() -> int:
     if not (path / "config.json").is_file():
         print(f"Error: failed to load model: {path}: no config.json", file=sys.stderr)
         return 1
-    build = json.loads((Path(__file__).parent / "backend.json").read_text())
+    build = {"backend": build_info.BACKEND, "cuda_arch": build_info.CUDA_ARCH,
+             "dtype": build_info.DTYPE}
     kernels.setup(build["backend"])
     print("[Memory] cache limit: none applied (allocator default)")
     start = time.perf_counter()
