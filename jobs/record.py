@@ -184,8 +184,9 @@ def _meta(created: str, cells: list[Cell], results: Mapping[str, AttemptResult],
     pins = {r.commit: r.target["mlx_pin"] for r in results.values()
             if r.commit and "mlx_pin" in r.target}
     builds: dict[tuple[str, str, str], BuildTime] = {}
+    by_id = {c.id: c for c in cells}
     for r in results.values():
-        cell = next(c for c in cells if c.id == r.cell_id)
+        cell = by_id[r.cell_id]
         if r.build and r.commit and not r.build.cached:
             builds[(r.commit, cell.backend, r.worker)] = BuildTime(
                 commit=r.commit, backend=cell.backend, worker=r.worker, recipe=r.build.recipe,

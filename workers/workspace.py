@@ -94,8 +94,8 @@ class Workspace:
                 runs.append(execute.run("build", call, tree, files, logs))
                 failure = failed_exit(execute.output(runs[-1], logs, call.timeout_s))
                 if failure:
-                    where_ = f"step {name}: " if len(calls) > 1 else ""
-                    failure = failure.model_copy(update={"reason": where_ + failure.reason})
+                    step = f"step {name}: " if len(calls) > 1 else ""
+                    failure = failure.model_copy(update={"reason": step + failure.reason})
                     break
             info = BuildInfo(recipe=recipe, ok=failure is None, cached=False,
                              wall_s=round(sum(r.wall_s for r in runs), 3),
