@@ -1,7 +1,9 @@
 """`benchfleet demo`: private Redis, two local workers, the stand-in target, a real record."""
 
+import signal
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 
 import yaml
 from rich.console import Console
@@ -20,8 +22,16 @@ DEMO_SWEEP = Path(__file__).parent / "demo_sweep.yaml"
 BACKENDS = ("cuda", "metal")
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def run_demo(root: Path, console: Console) -> Written:
     RedisServer.binary()  # say what to install before making anything
+    # Ctrl-C and SIGTERM unwind through the `finally`s below, which stop every process the demo
+    # started; set explicitly because a shell without job control starts us with SIGINT ignored.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     work = root / datetime.now().strftime("run-%Y%m%d-%H%M%S")
     work.mkdir(parents=True)
     console.print(f"demo directory: {work}", soft_wrap=True)
