@@ -94,6 +94,3 @@ def _relation(family: Ratio | None, control: Ratio | None) -> Relation:
     if family.low > control.high:
         return "narrower"
     return "general"
-
-
-

@@ -113,7 +113,7 @@ def _opening(r: Record) -> str:
     commits = "; ".join(f"`{k}` → {', '.join(f'`{s[:12]}`' for s in v) or 'not resolved'}"
                         for k, v in r.commits.items())
     hosts = "; ".join(f"{h.hostname} ({h.chip}, {h.os})" for h in r.hosts.values()) or "none"
-    builds = ", ".join(f"{b}: `{recipe}`" for b, recipe in r.builds.items())
+    builds = ", ".join(f"{b}: `{recipe}`" for b, recipe in r.build_recipes.items())
     return (f"# {r.sweep_name}: benchmark record\n\n"
             f"Sweep `{r.sweep_id}`, made {r.created}. Target `{r.repo}` at {commits}. "
             f"Hosts: {hosts}. Build recipes: {builds}. n = {r.n} per arm, "

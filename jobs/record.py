@@ -29,7 +29,6 @@ class Check(Strict):
 
 
 class Record(Strict):
-    slug: str
     sweep_id: str
     sweep_name: str
     created: str
@@ -38,7 +37,7 @@ class Record(Strict):
     n: int
     warmup: int
     baseline: str
-    builds: dict[str, str]
+    build_recipes: dict[str, str]
     cells_expected: int
     cells_measured: int
     hosts: dict[str, HostFacts]
@@ -79,11 +78,11 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         if cell.id in measured:
             commits[cell.commit].add(measured[cell.id].commit)
     return Record(
-        slug=sweep_id, sweep_id=sweep_id, sweep_name=sweep.name,
+        sweep_id=sweep_id, sweep_name=sweep.name,
         created=created, repo=sweep.target.repo,
         commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
         baseline=sweep.baseline.name,
-        builds={name: b.build for name, b in sweep.backends.items()},
+        build_recipes={name: b.build for name, b in sweep.backends.items()},
         cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
         hosts=dict(sorted(hosts.items())), meta=_meta(created, cells, results, measured),
         groups=groups, missing=missing, question=sweep.question,

@@ -53,13 +53,13 @@ def write(record: Record, out: Path) -> Written:
     from jobs.plot import decode_png, phases_png
 
     out.mkdir(parents=True, exist_ok=True)
-    plots = {"decode tok/s per arm": (out / f"{record.slug}.png", decode_png(record))}
+    plots = {"decode tok/s per arm": (out / f"{record.sweep_id}.png", decode_png(record))}
     phases = phases_png(record)
     if phases:
-        plots["per-token kernel time by phase"] = (out / f"{record.slug}-phases.png", phases)
+        plots["per-token kernel time by phase"] = (out / f"{record.sweep_id}-phases.png", phases)
     for path, data in plots.values():
         _atomic(path, data)
-    json_path, md_path = out / f"{record.slug}.json", out / f"{record.slug}.md"
+    json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
     _atomic(json_path, record.model_dump_json(indent=1).encode())
     _atomic(md_path, render(record, {k: p.name for k, (p, _) in plots.items()}).encode())
     return Written(record, md_path, json_path, [p for p, _ in plots.values()])
