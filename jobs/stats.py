@@ -24,9 +24,6 @@ class Span(Strict):
     def overlaps(self, other: "Span") -> bool:
         return self.min <= other.max and other.min <= self.max
 
-    def contains(self, value: float) -> bool:
-        return self.min <= value <= self.max
-
 
 class Ratio(Strict):
     """arm / baseline: the ratio of means, and the widest ratio the two ranges allow."""

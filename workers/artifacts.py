@@ -8,7 +8,6 @@ An attempt is written into a staging directory and appears whole or not at all (
 import hashlib
 import json
 import os
-import shutil
 import uuid
 from pathlib import Path
 from typing import Protocol
@@ -68,9 +67,6 @@ class LocalStore:
                 raise CorruptArtifact(f"{path}: missing or does not match its sha256")
             paths[name] = path
         return paths
-
-    def discard(self, staging: Path) -> None:
-        shutil.rmtree(staging, ignore_errors=True)
 
     def _dir(self, sweep_id: str, cell_id: str, attempt: int) -> Path:
         return self.root / sweep_id / cell_id / f"attempt-{attempt}"

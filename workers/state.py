@@ -55,9 +55,6 @@ class Store:
             raise UserError(f"{name!r} matches {len(matches)} sweeps; give more of its id")
         return matches[0]
 
-    def sweeps(self) -> list[str]:
-        return list(self.r.zrevrange(f"{_PREFIX}:sweeps", 0, -1))
-
     def states(self, sweep_id: str) -> dict[str, CellState]:
         raw = self.r.hgetall(_key(sweep_id, "states"))
         return {k: CellState.model_validate_json(v) for k, v in raw.items()}

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from jobs.attempts import FINAL
 from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.submit import submit
@@ -89,7 +90,7 @@ def sweep_cells(settings: Settings, root: Path, n: int, spin: float) -> tuple[fl
     start = time.perf_counter()
     sweep_id, cells = submit(path, settings)
     events = store.events(sweep_id, timeout_s=1.0)
-    while sum(s.status in ("done", "failed") for s in store.states(sweep_id).values()) < n:
+    while sum(s.status in FINAL for s in store.states(sweep_id).values()) < n:
         next(events)
     elapsed = time.perf_counter() - start
     events.close()
