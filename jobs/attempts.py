@@ -32,6 +32,24 @@ class HostFacts(Strict):
     python: str
 
 
+class Gate(Strict):
+    """The idle gate's reading before a group's first run, or before a run after a gap.
+
+    The gate waits while load1 (read twice) is at or above `threshold`, or a GPU is busy, for
+    at most its maximum wait; then the run goes ahead and `idle` is False: "host not idle".
+    """
+
+    at: str
+    idle: bool
+    waited_s: float
+    threshold: float
+    load1: list[float]
+    max_wait_s: float
+    gpu: dict[str, str] = {}
+    thermal: str | None = None
+    reason: str | None = None
+
+
 class Run(Strict):
     """One command the worker ran, exactly as it ran it."""
 
@@ -48,6 +66,8 @@ class Run(Strict):
     load1_after: float
     stdout: str
     stderr: str
+    # Whether the run held the host lease (one measured command or build per host at a time).
+    host_lease: bool = False
 
 
 class BuildInfo(Strict):
@@ -59,7 +79,11 @@ class BuildInfo(Strict):
     reason: str | None = None
 
 
+PROTOCOL = 1  # the task-message and attempt format this code speaks
+
+
 class AttemptResult(Strict):
+    protocol: int = PROTOCOL
     sweep_id: str
     cell_id: str
     attempt: int
@@ -75,6 +99,8 @@ class AttemptResult(Strict):
     reading: BenchReading | None = None
     profile: ProfileReading | None = None
     failure: Failure | None = None
+    # The idle gate that covered this attempt's runs (the group's first run, or after a gap).
+    gate: Gate | None = None
 
     @property
     def measured(self) -> Run | None:

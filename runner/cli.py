@@ -1,47 +1,80 @@
-"""The `benchfleet` command: a thin layer over runner/, one subcommand per file."""
+"""The `benchfleet` command: a thin click layer over runner/, one subcommand per file.
 
-import argparse
+Exit codes, the same for every command (docs/cli.md):
+  0  done, and the answer is yes (all cells done, the record passes, nothing got worse)
+  1  done, and the answer is no (a cell failed, the record fails its check, a regression)
+  2  the user's input or setup is wrong; one sentence on stderr says what to do
+  3  not finished yet (`status` without --watch while cells are still queued or running)
+  130 interrupted (Ctrl-C or SIGTERM); everything the command started was stopped
+"""
+
 import sys
+from importlib import metadata
 
+import click
 import redis
-from pydantic import ValidationError
-from rich.console import Console
 
 from jobs.errors import SpecError, UserError
-from runner.commands import check, demo, init, presets, record, status, submit, worker
-from workers.settings import Settings
 
-COMMANDS = (submit, status, record, check, init, presets, worker, demo)
+OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
+# Subcommands live one per file in runner/commands/; imported only when called, so a quick
+# `status` never pays for celery or matplotlib.
+COMMANDS = ("submit", "status", "record", "check", "init", "presets", "worker", "demo")
+
+
+class Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module = __import__(f"runner.commands.{name}", fromlist=["command"])
+        command: click.Command = module.command
+        return command
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(metadata.version("benchfleet"), prog_name="benchfleet")
+def cli() -> None:
+    """Paired benchmark and profile sweeps across backends, run by Celery workers, combined
+    into one record."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchfleet", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add(sub)
-    args = parser.parse_args(argv)
-    console = Console()
     try:
-        settings = Settings()
-        return int(args.run(args, settings, console))
+        code = cli.main(args=argv, prog_name="benchfleet", standalone_mode=False)
+    except click.exceptions.Abort:
+        return _fail("interrupted; stopped what it had started", INTERRUPTED)
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Exit as done:
+        return done.exit_code
     except SpecError as error:
         for problem in error.problems:
             _say(problem)
-        return 2
+        return USAGE
     except UserError as error:
-        _say(str(error))
-        return 2
-    except ValidationError as error:
-        first = error.errors()[0]
-        _say(f"setting BENCHFLEET_{str(first['loc'][0]).upper()}: {first['msg']}")
-        return 2
+        return _fail(str(error), USAGE)
     except redis.ConnectionError:
-        _say(f"cannot reach Redis at BENCHFLEET_REDIS_URL ({Settings().redis_url}); start "
-             "redis-server or point the variable at a running one")
-        return 2
+        return _fail(_unreachable(), USAGE)
     except KeyboardInterrupt:
-        _say("interrupted; stopped what it had started")
-        return 130
+        return _fail("interrupted; stopped what it had started", INTERRUPTED)
+    return int(code or 0)
+
+
+def _unreachable() -> str:
+    from workers.fleet.settings import load_settings, redacted
+
+    url = redacted(load_settings().redis_url)
+    return (f"cannot reach Redis at BENCHFLEET_REDIS_URL ({url}); start redis-server or point "
+            "the variable at a running one")
+
+
+def _fail(sentence: str, code: int) -> int:
+    _say(sentence)
+    return code
 
 
 def _say(sentence: str) -> None:

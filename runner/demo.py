@@ -14,9 +14,9 @@ from runner.redis_server import RedisServer
 from runner.status import summary, table, watch
 from runner.submit import submit
 from runner.target import DEMO_MODELS, make_models, make_target_repo
-from workers.artifacts import open_store
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import open_store
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 DEMO_SWEEP = Path(__file__).parent / "demo_sweep.yaml"
 BACKENDS = ("cuda", "metal")

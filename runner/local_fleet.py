@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from workers.settings import Settings
+from workers.fleet.settings import Settings
 
 # How long a worker gets to finish its cell and exit after SIGTERM (Celery's warm shutdown).
 STOP_GRACE_S = 30.0

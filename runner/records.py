@@ -12,8 +12,8 @@ from jobs.check import check_record
 from jobs.errors import UserError
 from jobs.markdown import render
 from jobs.record import Check, Record, build_record
-from workers.artifacts import CorruptArtifact, LocalStore
-from workers.state import Store
+from workers.fleet.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.state import Store
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from jobs.attempts import FINAL, CellState
 from jobs.cells import Cell
-from workers.state import Store
+from workers.fleet.state import Store
 
 _STYLE = {"done": "green", "failed": "red", "running": "yellow", "queued": "dim"}
 

@@ -10,10 +10,10 @@ from jobs.errors import SpecError, UserError
 from jobs.specfile import load, located
 from jobs.sweep import Sweep, catalogue_problems
 from workers.app import create_app
-from workers.catalogue import load_catalogue
-from workers.queues import TASK, backend_queue
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.catalogue import load_catalogue
+from workers.fleet.queues import TASK, backend_queue
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 _REMOTE = re.compile(r"^([a-z+]+://|[^/]+@[^/:]+:)")
 

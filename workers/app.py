@@ -2,7 +2,11 @@
 
 from celery import Celery
 
-from workers.settings import Settings
+from workers.fleet.settings import Settings
+
+# How long Redis waits for an unacknowledged cell before handing it out again; longer than any
+# cell (cold mlxcel builds take ~25 min).
+VISIBILITY_TIMEOUT_S = 12 * 3600
 
 
 def create_app(settings: Settings) -> Celery:
@@ -17,6 +21,6 @@ def create_app(settings: Settings) -> Celery:
         worker_concurrency=1,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": settings.visibility_timeout_s},
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
     )
     return app

@@ -15,8 +15,8 @@ from typing import Literal
 from jobs.attempts import Run
 from jobs.readings import RunOutput
 from jobs.recipes import Invocation
+from workers.fleet.state import now
 from workers.host import load1
-from workers.state import now
 
 # How long a timed-out command gets after SIGTERM before SIGKILL.
 KILL_GRACE_S = 5.0

@@ -11,11 +11,11 @@ from celery import Celery
 
 from jobs.cells import Cell
 from workers.app import create_app
-from workers.artifacts import open_store
-from workers.catalogue import load_catalogue
-from workers.queues import TASK, backend_queue, host_queue
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import open_store
+from workers.fleet.catalogue import load_catalogue
+from workers.fleet.queues import TASK, backend_queue, host_queue
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 from workers.task import Context, run_cell
 from workers.workspace import Workspace
 

@@ -18,10 +18,10 @@ from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
-from workers.artifacts import LocalStore
+from workers.fleet.artifacts import LocalStore
+from workers.fleet.state import Store, now
 from workers.host import facts
 from workers.provenance import read_facts
-from workers.state import Store, now
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)

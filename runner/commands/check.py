@@ -1,25 +1,22 @@
 """benchfleet check RECORD.json: is the record complete and consistent with itself?"""
 
-import argparse
 from pathlib import Path
 
+import click
 from rich.console import Console
 
 from jobs.check import check_record
 from runner.records import load
-from workers.settings import Settings
 
 
-def add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("check", help="verify a record JSON: figures, verdict, accounting")
-    p.add_argument("record", type=Path, help="the record's .json file")
-    p.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
-    problems = check_record(load(args.record))
+@click.command()
+@click.argument("record", type=click.Path(path_type=Path))
+def command(record: Path) -> int:
+    """Verify a record JSON: figures, verdict, accounting."""
+    problems = check_record(load(record))
+    console = Console()
     for problem in problems:
         console.print(f"FAIL {problem}", highlight=False, soft_wrap=True, markup=False)
-    console.print(f"{args.record}: {'passes' if not problems else f'{len(problems)} problems'}",
+    console.print(f"{record}: {'passes' if not problems else f'{len(problems)} problems'}",
                   highlight=False, soft_wrap=True)
     return 1 if problems else 0

@@ -1,19 +1,15 @@
 """benchfleet presets: the shipped sweep presets."""
 
-import argparse
-
+import click
 from rich.console import Console
 
 from runner import presets
-from workers.settings import Settings
 
 
-def add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("presets", help="list the shipped sweep presets")
-    p.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+@click.command()
+def command() -> int:
+    """List the shipped sweep presets."""
+    console = Console()
     for name in presets.names():
         console.print(f"{name}: {presets.describe(name)}", highlight=False, soft_wrap=True)
     return 0

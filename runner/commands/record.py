@@ -1,28 +1,28 @@
-"""benchfleet record SWEEP -o DIR: combine every cell's artifacts into one record."""
+"""benchfleet record [SWEEP] -o DIR: combine every cell's artifacts into one record."""
 
-import argparse
 from pathlib import Path
 
+import click
 from rich.console import Console
 
 from runner.records import gather, write
-from workers.artifacts import open_store
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import open_store
+from workers.fleet.settings import load_settings
+from workers.fleet.state import Store
 
 
-def add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("record", help="write a sweep's record (Markdown, JSON, PNG)")
-    p.add_argument("sweep", nargs="?", help="sweep id or a unique prefix (default: newest)")
-    p.add_argument("-o", "--out", type=Path, default=Path("records"), help="output directory")
-    p.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
+@click.command()
+@click.argument("sweep", required=False)
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("records"),
+              show_default=True, help="output directory")
+def command(sweep: str | None, out: Path) -> int:
+    """Write a sweep's record (Markdown, JSON, PNG); SWEEP defaults to the newest."""
+    settings = load_settings()
     store = Store.connect(settings.redis_url)
-    sweep_id = store.resolve(args.sweep)
-    written = write(gather(store, open_store(settings.artifacts), sweep_id), args.out)
+    sweep_id = store.resolve(sweep)
+    written = write(gather(store, open_store(settings.artifacts), sweep_id), out)
     r = written.record
+    console = Console()
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "
                   f"{len(r.missing)} failed or missing")
     check = r.check

@@ -1,22 +1,17 @@
 """benchfleet worker --backend NAME [--name HOST]: serve one backend's cells on this host."""
 
-import argparse
+import click
 
-from rich.console import Console
-
-from workers.service import default_name, serve
-from workers.settings import Settings
+from workers.fleet.settings import load_settings
 
 
-def add(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("worker", help="run a Celery worker for one backend on this host")
-    p.add_argument("--backend", required=True, help="the backend this host runs, e.g. cuda")
-    p.add_argument("--name", default=default_name(),
-                   help="this worker's name, unique in the fleet (default: the hostname)")
-    p.add_argument("--loglevel", default="INFO")
-    p.set_defaults(run=run)
+@click.command()
+@click.option("--backend", required=True, help="the backend this host runs, e.g. cuda")
+@click.option("--name", help="this worker's name, unique in the fleet (default: the hostname)")
+@click.option("--loglevel", default="INFO", show_default=True)
+def command(backend: str, name: str | None, loglevel: str) -> int:
+    """Run a Celery worker for one backend on this host."""
+    from workers.service import default_name, serve
 
-
-def run(args: argparse.Namespace, settings: Settings, console: Console) -> int:
-    serve(settings, args.backend, args.name, args.loglevel)
+    serve(load_settings(), backend, name or default_name(), loglevel)
     return 0

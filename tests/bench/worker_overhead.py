@@ -29,9 +29,9 @@ from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.submit import submit
 from runner.target import DEMO_MODELS, make_models, make_target_repo
-from workers.artifacts import LocalStore
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import LocalStore
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 HERE = Path(__file__).parent
 OUT = HERE.parents[1] / "docs" / "benchmarks"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.artifacts import CorruptArtifact, LocalStore
 
 
 def test_publish_read_verify(tmp_path: Path) -> None:

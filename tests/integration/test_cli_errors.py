@@ -6,7 +6,7 @@ import pytest
 
 from runner.redis_server import free_port
 from tests.integration.conftest import cli
-from workers.settings import Settings
+from workers.fleet.settings import Settings
 
 pytestmark = pytest.mark.integration
 

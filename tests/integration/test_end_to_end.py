@@ -10,9 +10,9 @@ import pytest
 from jobs.attempts import AttemptResult
 from runner.local_fleet import LocalFleet
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
-from workers.artifacts import LocalStore
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import LocalStore
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)

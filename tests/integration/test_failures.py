@@ -7,8 +7,8 @@ import pytest
 
 from runner.local_fleet import LocalFleet
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 pytestmark = pytest.mark.integration
 MISSING = "0123456789abcdef" * 2 + "01234567"

@@ -23,9 +23,9 @@ from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.target import MOE_GAP_MODELS, SOURCE, make_models, make_target_repo
 from tests.integration.conftest import cli, submit, wait
-from workers.artifacts import LocalStore
-from workers.settings import Settings
-from workers.state import Store
+from workers.fleet.artifacts import LocalStore
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
 
 pytestmark = pytest.mark.integration
 FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner.local_fleet import settings_env
-from workers.settings import Settings
+from workers.fleet.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.recipes import Catalogue
 from jobs.specfile import load, located
 
-SHIPPED = Path(__file__).parent / "catalogues" / "default.yaml"
+SHIPPED = Path(__file__).parents[1] / "catalogues" / "default.yaml"
 
 
 def load_catalogue(path: Path | None) -> Catalogue:
