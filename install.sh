@@ -3,8 +3,8 @@
 # redis-server, and the package in .venv. `./install.sh --test` adds the test tools.
 set -euo pipefail
 cd "$(dirname "$0")"
-extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+extras="[coordinator,worker]"
+[ "${1:-}" = "--test" ] && extras="[coordinator,worker,test]"
 missing() { ! command -v "$1" >/dev/null 2>&1; }
 
 if [ "$(uname)" = Darwin ]; then
