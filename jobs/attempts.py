@@ -5,16 +5,20 @@ from typing import Literal
 from jobs.model import Strict
 from jobs.readings import BenchReading, Failure, ProfileReading
 
-CellStatus = Literal["queued", "running", "done", "failed"]
-FINAL: frozenset[str] = frozenset({"done", "failed"})
+CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
+                     "skipped"]
+# A final cell leaves its state only through `rerun`, which starts a new generation.
+FINAL: frozenset[str] = frozenset({"done", "failed", "timed_out", "cancelled", "skipped"})
 
 
 class CellState(Strict):
-    """A cell's place in its life, as kept in Redis."""
+    """A cell's place in its life, as kept in Redis (scalars only: Redis scripts edit it)."""
 
     status: CellStatus
     worker: str | None = None
+    instance: str | None = None
     attempt: int = 0
+    generation: int = 0
     reason: str | None = None
     updated: str | None = None
 
@@ -68,6 +72,9 @@ class Run(Strict):
     stderr: str
     # Whether the run held the host lease (one measured command or build per host at a time).
     host_lease: bool = False
+    # Tries of one command that a recipe's retry policy allowed; earlier tries are superseded.
+    try_number: int = 1
+    superseded: bool = False
 
 
 class BuildInfo(Strict):
@@ -104,4 +111,4 @@ class AttemptResult(Strict):
 
     @property
     def measured(self) -> Run | None:
-        return next((r for r in self.runs if r.role == "measure"), None)
+        return next((r for r in self.runs if r.role == "measure" and not r.superseded), None)

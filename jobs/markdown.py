@@ -11,7 +11,8 @@ def render(record: Record, plots: dict[str, str] | None = None) -> str:
     if record.answer:
         parts += [answer_section(record.answer)]
     parts += [_method(record), _idleness(record)]
-    parts += [_group(g) + (_profile(g) if g.profile else "") for g in record.groups]
+    names = {sha: name for name, shas in record.commits.items() for sha in shas}
+    parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
     if plots:
         parts.append("## Plots\n\n" + "\n".join(f"![{k}]({v})" for k, v in plots.items()) + "\n")
     parts += [_missing(record), _measurements(record), _hosts(record)]
@@ -143,8 +144,10 @@ def _idleness(r: Record) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _group(g: Group) -> str:
-    rows = [f"## {g.backend} · {g.model} · `{g.commit}`\n",
+def _group(g: Group, names: dict[str, str]) -> str:
+    commit = (f"`{names[g.commit]}` at `{g.commit[:12]}`" if names.get(g.commit, g.commit) !=
+              g.commit else f"`{g.commit[:12]}`")
+    rows = [f"## {g.backend} · {g.model} · {commit}\n",
             "| arm | n | prompt tok | decode tok/s mean (min to max) | vs baseline "
             "| prefill tok/s mean (min to max) | vs baseline | peak GB (min to max) "
             "| load1 (min to max) | host |",

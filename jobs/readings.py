@@ -4,7 +4,8 @@ from typing import Literal
 
 from jobs.model import Strict
 
-FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup"]
+FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup", "cancelled",
+                      "store"]
 
 
 class RunOutput(Strict):

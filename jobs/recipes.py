@@ -4,6 +4,7 @@ A worker only runs recipes from its own catalogue: the queue carries a recipe's 
 parameter values, never a command line.
 """
 
+import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Literal
@@ -83,6 +84,35 @@ class FlagProbe(Strict):
     flags: list[str] = Field(min_length=1)
 
 
+class RetryPolicy(Strict):
+    """Which failures of a command are worth trying again, and how often.
+
+    Deterministic by default: a build error, an `Error:` exit, a timeout (124) or an
+    out-of-memory kill reproduces, and retrying it wastes hours. A recipe marks what is
+    transient: exit codes, output patterns, and at most one retry after an OOM.
+    """
+
+    tries: int = Field(default=1, ge=1, le=10)
+    transient_exits: list[int] = Field(default_factory=list)
+    transient_patterns: list[str] = Field(default_factory=list)
+    oom_retries: int = Field(default=0, ge=0, le=1)
+    backoff_s: float = Field(default=2.0, gt=0)
+    max_backoff_s: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "RetryPolicy":
+        if 124 in self.transient_exits:
+            raise ValueError("exit 124 is a timeout, which is deterministic; it cannot be "
+                             "transient")
+        for pattern in self.transient_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"transient pattern {pattern!r} is not a regular expression "
+                                 f"({error})") from None
+        return self
+
+
 class Recipe(Strict):
     kind: Kind
     command: list[Arg] | None = None
@@ -92,8 +122,13 @@ class Recipe(Strict):
     env: dict[str, str] = Field(default_factory=dict)
     params: dict[str, Param] = Field(default_factory=dict)
     allow_env: list[str] = Field(default_factory=list)
+    # Env names (globs) an arm may set only to a path, confined to the cell's {out}.
+    path_env: list[str] = Field(default_factory=list)
+    # The worker's own variables a command may see; secrets are removed otherwise.
+    pass_env: list[str] = Field(default_factory=list)
     backends: dict[str, Variant] = Field(default_factory=dict)
     needs_model: bool = False
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
     requires_flags: FlagProbe | None = None
     help: str = ""
 
@@ -191,6 +226,8 @@ class Invocation(Strict):
     argv: list[str]
     env: dict[str, str]
     timeout_s: float
+    pass_env: list[str] = []
+    retry: RetryPolicy = RetryPolicy()
 
 
 def invocations(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
@@ -229,7 +266,8 @@ def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
     env = {**recipe.env, **variant.env, **(step.env if step else {})}
     env = {k: fill(v, values) for k, v in env.items()}
     env.update(env_overrides)
-    return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s)
+    return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s, pass_env=recipe.pass_env,
+                      retry=recipe.retry)
 
 
 def flag_probe(recipe: Recipe, builtins: Mapping[str, str]) -> Invocation | None:

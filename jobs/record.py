@@ -51,7 +51,7 @@ class Record(Strict):
 
 def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
                  results: Mapping[str, AttemptResult], unreadable: Mapping[str, str],
-                 created: str) -> Record:
+                 created: str, resolved: Mapping[str, str] | None = None) -> Record:
     """Combine a sweep's cells, their states and their latest attempt results.
 
     `unreadable` maps a cell id to why its artifacts could not be read.
@@ -73,10 +73,12 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
     groups = [_group(sweep, key, members, measured, profiles)
               for key, members in _grouped(cells).items()]
     hosts = {r.host.hostname: r.host for r in results.values()}
-    commits: dict[str, set[str]] = {c: set() for c in sweep.target.commits}
+    # The names the sweep asked for (a branch, a tag) and the shas submit resolved them to.
+    names = {sha: name for name, sha in (resolved or {}).items()}
+    commits: dict[str, set[str]] = {names.get(c, c): set() for c in sweep.target.commits}
     for cell in cells:
         if cell.id in measured:
-            commits[cell.commit].add(measured[cell.id].commit)
+            commits[names.get(cell.commit, cell.commit)].add(measured[cell.id].commit)
     return Record(
         sweep_id=sweep_id, sweep_name=sweep.name,
         created=created, repo=sweep.target.repo,

@@ -15,10 +15,14 @@ from runner.status import summary, table, watch
 from runner.submit import submit
 from runner.target import DEMO_MODELS, make_models, make_target_repo
 from workers.fleet.artifacts import open_store
+from workers.fleet.keys import generate
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
 
 DEMO_SWEEP = Path(__file__).parent / "demo_sweep.yaml"
+# Both demo "backends" share this machine: the host lease runs one command at a time, and the
+# idle gate waits at most this long before a group (the record says when the host was busy).
+DEMO_IDLE_WAIT_S = 15.0
 BACKENDS = ("cuda", "metal")
 
 
@@ -45,8 +49,14 @@ def run_demo(root: Path, console: Console) -> Written:
     spec["target"]["repo"] = str(target)
     sweep_file.write_text(yaml.safe_dump(spec, sort_keys=False))
     with RedisServer(work / "redis") as server:
+        keys = work / "keys"
+        generate(keys / "coordinator.pem", keys / "coordinator.pub")
         settings = Settings(redis_url=server.url, artifacts=work / "artifacts",
-                            workspace=work / "workspace", models_dir=work / "models")
+                            workspace=work / "workspace", models_dir=work / "models",
+                            signing_key=keys / "coordinator.pem",
+                            verify_key=keys / "coordinator.pub", host_lock=work / "host.lock",
+                            allowed_repos=[str(target)], idle_max_wait_s=DEMO_IDLE_WAIT_S,
+                            idle_interval_s=2.0)
         console.print(f"private redis-server on {server.url}")
         fleet = LocalFleet(settings, work / "logs")
         try:

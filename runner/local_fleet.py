@@ -1,5 +1,6 @@
 """Worker processes on this machine, started and stopped as a group (demo and tests)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -13,12 +14,11 @@ STOP_GRACE_S = 30.0
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
-    env = {"BENCHFLEET_REDIS_URL": settings.redis_url,
-           "BENCHFLEET_ARTIFACTS": str(settings.artifacts),
-           "BENCHFLEET_WORKSPACE": str(settings.workspace),
-           "BENCHFLEET_MODELS_DIR": str(settings.models_dir)}
-    if settings.catalogue:
-        env["BENCHFLEET_CATALOGUE"] = str(settings.catalogue)
+    """The settings as the BENCHFLEET_* variables a worker process reads."""
+    env = {}
+    for name, value in settings.model_dump(exclude_none=True).items():
+        text = json.dumps(value) if isinstance(value, list) else str(value)
+        env[f"BENCHFLEET_{name.upper()}"] = text
     return env
 
 

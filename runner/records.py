@@ -1,5 +1,6 @@
 """Gather a sweep's artifacts into its record, check it, and write DIR/<slug>.md, .json, .png."""
 
+import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ class Written:
 
 def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
     """The sweep's record, with the checker's verdict on it inside."""
-    sweep, cells, _ = store.sweep(sweep_id)
+    sweep, cells, data = store.sweep(sweep_id)
     states = store.states(sweep_id)
     results: dict[str, AttemptResult] = {}
     unreadable: dict[str, str] = {}
@@ -42,7 +43,8 @@ def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
         except (CorruptArtifact, KeyError, ValidationError) as error:
             unreadable[cell.id] = str(error).splitlines()[0]
     created = datetime.now(UTC).isoformat(timespec="seconds")
-    record = build_record(sweep_id, sweep, cells, states, results, unreadable, created)
+    record = build_record(sweep_id, sweep, cells, states, results, unreadable, created,
+                          json.loads(data.get("resolved", "{}")))
     problems = check_record(record)
     return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
 

@@ -22,14 +22,18 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, workdir: Path) -> None:
+    """AOF on (fsync every second): a restart keeps sweeps, states and attempt counters."""
+
+    def __init__(self, workdir: Path, port: int = 0, password: str | None = None) -> None:
         self.workdir = workdir
-        self.port = 0
+        self.port = port
+        self.password = password
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     @staticmethod
     def binary() -> str:
@@ -41,11 +45,12 @@ class RedisServer:
     def start(self) -> "RedisServer":
         binary = self.binary()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = self.port or free_port()
+        auth = ["--requirepass", self.password] if self.password else []
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir),
-             "--logfile", str(self.workdir / "redis.log")],
+             "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(self.workdir),
+             "--logfile", str(self.workdir / "redis.log"), *auth],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
         self._wait_ready()
         return self
@@ -55,7 +60,7 @@ class RedisServer:
     def _wait_ready(self) -> None:
         if self.proc and self.proc.poll() is not None:
             raise UserError(f"redis-server exited at start; see {self.workdir / 'redis.log'}")
-        redis.Redis(port=self.port, socket_connect_timeout=1).ping()
+        redis.Redis(port=self.port, password=self.password, socket_connect_timeout=1).ping()
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

@@ -10,30 +10,31 @@ from jobs.attempts import FINAL, CellState
 from jobs.cells import Cell
 from workers.fleet.state import Store
 
-_STYLE = {"done": "green", "failed": "red", "running": "yellow", "queued": "dim"}
+_STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "magenta",
+          "skipped": "dim", "running": "yellow", "queued": "dim"}
+ORDER = ("done", "failed", "timed_out", "cancelled", "skipped", "running", "queued")
 
 
 def table(cells: list[Cell], states: dict[str, CellState], title: str) -> Table:
     t = Table(title=title)
     t.add_column("cell (commit-backend-model-arm-repeat-hash)", overflow="fold", no_wrap=True)
-    for column in ("state", "worker", "try"):
+    for column in ("state", "worker", "try", "gen"):
         t.add_column(column, no_wrap=True)
     t.add_column("reason", overflow="fold")
     for cell in cells:
         s = states.get(cell.id, CellState(status="queued"))
         t.add_row(cell.id, f"[{_STYLE[s.status]}]{s.status}[/]", s.worker or "",
-                  str(s.attempt or ""), s.reason or "")
+                  str(s.attempt or ""), str(s.generation or ""), s.reason or "", )
     return t
 
 
 def summary(states: dict[str, CellState]) -> str:
     counts = Counter(s.status for s in states.values())
-    return ", ".join(f"{counts[k]} {k}" for k in ("done", "failed", "running", "queued")
-                     if counts[k])
+    return ", ".join(f"{counts[k]} {k}" for k in ORDER if counts[k])
 
 
 def watch(store: Store, sweep_id: str, cells: list[Cell], console: Console) -> None:
-    """Follow the sweep's events (no polling loop) until every cell is done or failed."""
+    """Follow the sweep's events (no polling loop) until every cell has ended."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         task = progress.add_task(sweep_id, total=len(cells))

@@ -1,21 +1,28 @@
-"""Submit a sweep: validate it against the catalogue, store it, queue one task per cell."""
+"""Submit a sweep: validate it, resolve its commits, sign one envelope per cell, store it (in
+Redis and beside the artifacts), and queue one message per group in one pipeline."""
 
 import re
 import secrets
+import subprocess
+from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.cells import Cell, expand
+from jobs.envelope import encode, spec_hash
 from jobs.errors import SpecError, UserError
 from jobs.specfile import load, located
 from jobs.sweep import Sweep, catalogue_problems
-from workers.app import create_app
+from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
-from workers.fleet.queues import TASK, backend_queue
+from workers.fleet.keys import Signer, signer
+from workers.fleet.messages import GroupMessage, Signed, publish
+from workers.fleet.queues import backend_queue
 from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.fleet.state import Store, epoch, now
 
 _REMOTE = re.compile(r"^([a-z+]+://|[^/]+@[^/:]+:)")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
 def read_sweep(path: Path, settings: Settings) -> Sweep:
@@ -24,6 +31,8 @@ def read_sweep(path: Path, settings: Settings) -> Sweep:
         text = path.read_text()
     except OSError as error:
         raise UserError(f"cannot read sweep file {path} ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"sweep file {path} is not UTF-8 text") from None
     sweep, root = load(Sweep, text, str(path))
     problems = catalogue_problems(sweep, load_catalogue(settings.catalogue))
     repo = sweep.target.repo
@@ -38,14 +47,75 @@ def read_sweep(path: Path, settings: Settings) -> Sweep:
     return sweep.model_copy(update={"target": sweep.target.model_copy(update={"repo": repo})})
 
 
+def resolve_commits(repo: str, names: list[str]) -> dict[str, str]:
+    """Each commit name resolved to its 40-hex sha once, here: a branch that moves mid-sweep
+    cannot make one sweep measure two commits."""
+    resolved = {}
+    for name in names:
+        sha = name if _SHA.match(name) else _resolve(repo, name)
+        if sha is None:
+            raise UserError(f"commit {name!r} is not in {repo}; name a branch, a tag or a sha "
+                            "that exists there")
+        resolved[name] = sha
+    return resolved
+
+
 def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
     sweep = read_sweep(path, settings)
-    cells = expand(sweep)
+    key = signer(settings.signing_key)
+    resolved = resolve_commits(sweep.target.repo, sweep.target.commits)
+    pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
+        update={"commits": [resolved[c] for c in sweep.target.commits]})})
+    cells = expand(pinned)
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-    Store.connect(settings.redis_url).save_sweep(sweep_id, sweep, cells, str(path.resolve()))
-    app = create_app(settings)
-    with app.producer_or_acquire() as producer:
-        for cell in cells:
-            app.send_task(TASK, args=[sweep_id, cell.model_dump(mode="json")],
-                          queue=backend_queue(cell.backend), producer=producer)
+    spec = spec_hash(pinned)
+    signed = sign_all(key, sweep_id, 0, spec, cells)
+    store = Store.connect(settings.redis_url)
+    store.save_sweep(sweep_id, pinned, cells, str(path.resolve()), spec, signed,
+                     resolved=resolved)
+    open_store(settings.artifacts).put_json(sweep_id, "sweep.json", {
+        "protocol": 1, "sweep_id": sweep_id, "created": now(), "source": str(path.resolve()),
+        "resolved": resolved, "spec_hash": spec, "sweep": pinned.model_dump(mode="json"),
+        "cells": [c.model_dump(mode="json") for c in cells],
+        "envelopes": {c: [s.envelope, s.signature] for c, s in signed.items()}})
+    publish(store.r, group_messages(sweep_id, cells, signed), epoch())
     return sweep_id, cells
+
+
+def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list[Cell],
+             rebuild: bool = False) -> dict[str, Signed]:
+    signed = {}
+    for cell in cells:
+        data = encode(sweep_id, generation, spec, cell, rebuild)
+        signed[cell.id] = Signed(data.decode(), key.sign(data))
+    return signed
+
+
+def group_messages(sweep_id: str, cells: list[Cell], signed: dict[str, Signed],
+                   queue_of: dict[str, str] | None = None) -> list[GroupMessage]:
+    """One message per group, its cells in run order, on the backend's queue (or the queue
+    `queue_of` names for the group, e.g. the host that ran it before)."""
+    groups: dict[str, list[Cell]] = defaultdict(list)
+    for cell in sorted(cells, key=lambda c: c.order):
+        groups[cell.group].append(cell)
+    return [GroupMessage(sweep_id, (queue_of or {}).get(g) or backend_queue(members[0].backend),
+                         [c.id for c in members], [signed[c.id] for c in members])
+            for g, members in groups.items()]
+
+
+def _resolve(repo: str, name: str) -> str | None:
+    if _REMOTE.match(repo):
+        done = _git(["git", "ls-remote", "--", repo, name, f"{name}^{{}}"])
+        lines = [line.split("\t") for line in done.splitlines() if "\t" in line]
+        peeled = [sha for sha, ref in lines if ref.endswith("^{}")]
+        return (peeled or [sha for sha, _ in lines] or [None])[0]
+    return _git(["git", "-C", repo, "rev-parse", "--verify", "--quiet",
+                 f"{name}^{{commit}}"]).strip() or None
+
+
+def _git(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UserError(f"cannot run `{' '.join(argv[:3])}`: {error}") from None
+    return done.stdout if done.returncode == 0 else ""

@@ -1,26 +1,30 @@
-"""The Celery app: one cell at a time, acknowledged only when it has finished."""
+"""The Celery app. `celery -A workers.app ...` finds it here, configured from the settings.
+
+Acknowledged as soon as a worker takes a message: liveness is the worker's lease in Redis
+(workers/fleet/leases.py), not Redis's visibility timeout, and a message lost with its worker
+is re-queued from the envelopes the coordinator stored (workers/fleet/recovery.py).
+"""
 
 from celery import Celery
 
-from workers.fleet.settings import Settings
-
-# How long Redis waits for an unacknowledged cell before handing it out again; longer than any
-# cell (cold mlxcel builds take ~25 min).
-VISIBILITY_TIMEOUT_S = 12 * 3600
+from workers.fleet.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> Celery:
-    app = Celery("benchfleet", broker=settings.redis_url)
+    app = Celery("benchfleet", broker=settings.redis_url, set_as_current=False)
     app.conf.update(
         task_serializer="json",
         accept_content=["json"],
         task_ignore_result=True,  # results live in the artifact store and the cell states
-        task_acks_late=True,
-        task_reject_on_worker_lost=True,
+        task_acks_late=False,
         worker_prefetch_multiplier=1,
         worker_concurrency=1,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
+        broker_transport_options={"socket_timeout": 15, "socket_connect_timeout": 10},
     )
     return app
+
+
+# The module-level app `celery -A workers.app` finds: the same settings as `benchfleet worker`.
+app = create_app(load_settings())

@@ -1,26 +1,42 @@
-"""Run one command: output straight to files, a timeout that kills its whole process group.
+"""Run one command: output straight to files, a scrubbed environment, and a wait that blocks.
 
-While the command runs the worker only waits on it: no pipes to pump, no polling.
+While the command runs the worker sleeps in one poll() on the child's pidfd (and, when given,
+the socket a cancel arrives on): no pipes to pump, no timer, no wake-up until something
+happens. A timeout kills the command's whole process group.
 """
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
+import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
 from jobs.attempts import Run
 from jobs.readings import RunOutput
 from jobs.recipes import Invocation
+from workers import orphans
 from workers.fleet.state import now
 from workers.host import load1
 
-# How long a timed-out command gets after SIGTERM before SIGKILL.
+# How long a timed-out or cancelled command gets after SIGTERM before SIGKILL.
 KILL_GRACE_S = 5.0
+# A parser reads at most this much of a log: its head and its tail, where mlxcel's results
+# are. A command that prints gigabytes keeps the worker's memory bounded.
+HEAD_BYTES, TAIL_BYTES = 1 << 20, 7 << 20
 TIMEOUT_EXIT = 124
+CANCEL_EXIT = 130
+# Never inherited by a command unless its recipe names it in `pass_env`: the worker's Redis
+# URL, keys and tokens stay with the worker. HOME and PATH stay (cargo, nvcc, JIT caches).
+SECRET_ENV = ("BENCHFLEET_*", "*TOKEN*", "*KEY*", "*SECRET*", "*PASSWORD*", "*PASSWD*")
+
+Role = Literal["build", "probe", "warmup", "measure", "profile"]
 
 
 @dataclass(frozen=True)
@@ -29,68 +45,207 @@ class Files:
     stderr: Path
 
 
-Role = Literal["build", "probe", "warmup", "measure", "profile"]
+@dataclass
+class Command:
+    """One command about to run; the hooks around it may add what the child inherits."""
+
+    role: Role
+    label: str
+    call: Invocation
+    cwd: Path
+    files: Files
+    base: Path
+    pass_fds: list[int] = field(default_factory=list)
+    # A descriptor that becomes readable when the command may have to stop, and the check
+    # that says whether it must (a cancel for this cell).
+    wake_fd: int | None = None
+    should_stop: Callable[[], bool] | None = None
+    host_lease: bool = False
 
 
-def run(role: Role, call: Invocation, cwd: Path, files: Files, base: Path) -> Run:
-    """Run `call` in `cwd`; logs go to `files`, named relative to `base` in the Run."""
+class Cancelled(Exception):
+    """The cell was cancelled while this command ran; its process group is gone."""
+
+
+def child_env(call: Invocation, base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    kept = {k: v for k, v in env.items()
+            if not _secret(k) or any(fnmatchcase(k, p) for p in call.pass_env)}
+    return {**kept, **call.env}
+
+
+def run(command: Command) -> Run:
+    """Run the command; raises Cancelled when told to stop while it runs."""
+    call, files = command.call, command.files
     before, started, t0 = load1(), now(), time.perf_counter()
-    timed_out = False
+    timed_out = cancelled = False
     with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
         try:
-            proc = subprocess.Popen(call.argv, cwd=cwd, env={**os.environ, **call.env},
+            proc = subprocess.Popen(call.argv, cwd=command.cwd, env=child_env(call),
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
+                                    start_new_session=True, pass_fds=command.pass_fds,
+                                    preexec_fn=orphans.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127
         else:
+            orphans.started(proc.pid)
             try:
-                code = proc.wait(timeout=call.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out, code = True, TIMEOUT_EXIT
-                _kill_group(proc)
-            _reap_stragglers(proc.pid)
+                code, timed_out, cancelled = _wait(proc, command)
+            finally:
+                _kill_group(proc.pid)
+                orphans.ended(proc.pid)
+    if cancelled:
+        raise Cancelled(f"cancelled while {command.label} ran")
     wall = time.perf_counter() - t0
-    return Run(role=role, argv=call.argv, env=call.env, cwd=str(cwd),
+    return Run(role=command.role, argv=call.argv, env=call.env, cwd=str(command.cwd),
                exit_code=_shell_code(code), timed_out=timed_out, wall_s=round(wall, 6),
                started=started, ended=now(), load1_before=before, load1_after=load1(),
-               stdout=str(files.stdout.relative_to(base)),
-               stderr=str(files.stderr.relative_to(base)))
+               stdout=str(files.stdout.relative_to(command.base)),
+               stderr=str(files.stderr.relative_to(command.base)),
+               host_lease=command.host_lease)
 
 
 def output(run: Run, base: Path, timeout_s: float) -> RunOutput:
-    """A finished run as its parser reads it."""
-    return RunOutput(stdout=(base / run.stdout).read_text(errors="replace"),
-                     stderr=(base / run.stderr).read_text(errors="replace"),
+    """A finished run as its parser reads it (bounded; undecodable bytes replaced)."""
+    return RunOutput(stdout=read_bounded(base / run.stdout), stderr=read_bounded(base / run.stderr),
                      exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=timeout_s)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def read_bounded(path: Path) -> str:
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= HEAD_BYTES + TAIL_BYTES:
+            return f.read().decode(errors="replace")
+        head = f.read(HEAD_BYTES)
+        f.seek(size - TAIL_BYTES)
+        tail = f.read()
+    cut = f"\n[benchfleet: {size - HEAD_BYTES - TAIL_BYTES} bytes of output left out here]\n"
+    return head.decode(errors="replace") + cut + tail.decode(errors="replace")
+
+
+def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, bool]:
+    """(exit code, timed out, cancelled): blocks until the child exits, the timeout passes,
+    or a cancel for it arrives."""
+    deadline = time.monotonic() + command.call.timeout_s
+    with _exit_watch(proc.pid) as watch:
+        wake = command.wake_fd
+        while True:
+            ready = watch.wait(max(deadline - time.monotonic(), 0.0), wake)
+            if ready == "exited":
+                return proc.wait(), False, False
+            if ready == "timeout":
+                return _stop(proc), True, False
+            if command.should_stop and command.should_stop():
+                return _stop(proc), False, True
+            if ready == "gone" or command.should_stop is None:
+                wake = None  # the cancel socket closed (Redis went away): wait on the child
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> int:
+    """SIGTERM the group, then SIGKILL after a grace period; the leader's exit code."""
     _signal_group(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=KILL_GRACE_S)
     except subprocess.TimeoutExpired:
         _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
+    return TIMEOUT_EXIT
 
 
-def _reap_stragglers(pgid: int) -> None:
-    """Kill what the command left behind, and wait until it is gone (bounded), so nothing of
-    it runs on into the next measurement."""
+class _PollWatch:
+    """Linux: the child's pidfd and the wake descriptor in one poll()."""
+
+    def __init__(self, pid: int) -> None:
+        self.fd = os.pidfd_open(pid)
+
+    def wait(self, timeout_s: float, wake: int | None) -> str:
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        if wake is not None:
+            poller.register(wake, select.POLLIN | select.POLLHUP | select.POLLERR)
+        events = poller.poll(timeout_s * 1000)
+        if not events:
+            return "timeout"
+        if any(fd == self.fd for fd, _ in events):
+            return "exited"
+        return "gone" if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in events) \
+            else "woken"
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class _KqueueWatch:
+    """macOS and the BSDs: a kqueue with the child's exit and the wake descriptor."""
+
+    def __init__(self, pid: int) -> None:
+        self.kq = select.kqueue()
+        self.pid = pid
+        self.kq.control([select.kevent(pid, select.KQ_FILTER_PROC, select.KQ_EV_ADD,
+                                       select.KQ_NOTE_EXIT)], 0)
+
+    def wait(self, timeout_s: float, wake: int | None) -> str:
+        changes = ([select.kevent(wake, select.KQ_FILTER_READ, select.KQ_EV_ADD)]
+                   if wake is not None else [])
+        events = self.kq.control(changes, 2, timeout_s)
+        if not events:
+            return "timeout"
+        if any(e.filter == select.KQ_FILTER_PROC for e in events):
+            return "exited"
+        return "gone" if any(e.flags & select.KQ_EV_EOF for e in events) else "woken"
+
+    def close(self) -> None:
+        self.kq.close()
+
+
+@contextlib.contextmanager
+def _exit_watch(pid: int):  # type: ignore[no-untyped-def]
+    watch = _PollWatch(pid) if hasattr(os, "pidfd_open") else _KqueueWatch(pid)
+    try:
+        yield watch
+    finally:
+        watch.close()
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill what the command left in its process group and wait until it is gone, so
+    nothing of it runs on into the next measurement."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return  # the usual case: the command left nothing behind
+    pids = _group_members(pgid)
     _signal_group(pgid, signal.SIGKILL)
-    deadline = time.monotonic() + KILL_GRACE_S
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.01)  # waiting on the kernel to finish the kill, not standing in for work
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None
+            if fd is not None:
+                select.select([fd], [], [], KILL_GRACE_S)  # readable when the process is gone
+                os.close(fd)
+
+
+def _group_members(pgid: int) -> list[int]:
+    if not sys.platform.startswith("linux"):
+        return []
+    members = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = Path(entry.path, "stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+                    members.append(int(entry.name))
+    return members
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _secret(name: str) -> bool:
+    upper = name.upper()
+    return any(fnmatchcase(upper, p) for p in SECRET_ENV)
 
 
 def _shell_code(code: int) -> int:

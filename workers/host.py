@@ -11,6 +11,9 @@ from pathlib import Path
 
 from jobs.attempts import HostFacts
 
+# A GPU above this utilisation counts as busy for the idle gate.
+GPU_BUSY_PERCENT = 5
+
 
 @cache
 def facts() -> HostFacts:
@@ -25,6 +28,46 @@ def facts() -> HostFacts:
 
 def load1() -> float:
     return os.getloadavg()[0]
+
+
+_GPU_FIELDS = ("utilization.gpu", "clocks.sm", "clocks.mem", "temperature.gpu",
+               "clocks_throttle_reasons.active", "memory.used")
+
+
+def gpu_state() -> dict[str, str]:
+    """Utilisation, clocks, temperature, throttle reasons and compute processes, from
+    nvidia-smi; empty where there is no NVIDIA GPU."""
+    if not _has_nvidia_smi():
+        return {}
+    values = _command(["nvidia-smi", f"--query-gpu={','.join(_GPU_FIELDS)}",
+                       "--format=csv,noheader,nounits"]).splitlines()
+    state = dict(zip(_GPU_FIELDS, (v.strip() for v in values[0].split(",")), strict=False)) \
+        if values else {}
+    apps = _command(["nvidia-smi", "--query-compute-apps=pid,process_name",
+                     "--format=csv,noheader"])
+    state["compute_processes"] = "; ".join(line.strip() for line in apps.splitlines()
+                                           if line.strip())
+    return state
+
+
+def busy_gpu(state: dict[str, str]) -> str:
+    """Why the GPU is not idle ('' when it is): compute processes, or utilisation."""
+    if state.get("compute_processes"):
+        return f"compute processes {state['compute_processes']}"
+    util = state.get("utilization.gpu", "0")
+    return f"utilisation {util} %" if util.isdigit() and int(util) > GPU_BUSY_PERCENT else ""
+
+
+def thermal_state() -> str | None:
+    """macOS: `pmset -g therm` (thermal and CPU speed limits); None elsewhere."""
+    if sys.platform != "darwin":
+        return None
+    return " ".join(_command(["pmset", "-g", "therm"]).split()) or None
+
+
+@cache
+def _has_nvidia_smi() -> bool:
+    return shutil.which("nvidia-smi") is not None
 
 
 def _os_name() -> str:

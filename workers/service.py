@@ -1,22 +1,40 @@
-"""`benchfleet worker`: a Celery worker serving one backend's queue, one cell at a time.
+"""`benchfleet worker`: a Celery worker serving one backend's queue, one message at a time.
 
-The solo pool runs the cell in the worker's own process, so while a benchmark runs the
-worker does nothing else: no heartbeat, gossip or mingle threads, no prefetched work.
+The solo pool runs a message's cells in the worker's own process, so while a benchmark runs
+the worker does nothing else: no heartbeat, gossip or mingle, no prefetched work, and its
+lease is renewed only between steps. While idle, a timer in Celery's event loop (which does
+not run during a cell) renews the lease and re-queues the cells of workers that died.
 """
 
 import logging
+import os
 import socket
+import uuid
+from pathlib import Path
 
-from celery import Celery
+import redis
+from celery import Celery, bootsteps
 
-from jobs.cells import Cell
+from jobs.errors import UserError
+from workers import orphans
 from workers.app import create_app
 from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
+from workers.fleet.keys import verifier
+from workers.fleet.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
 from workers.fleet.queues import TASK, backend_queue, host_queue
+from workers.fleet.recovery import recover, take_over
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
-from workers.task import Context, run_cell
+from workers.hooks import Chain
+from workers.hooks.cancel import Cancel
+from workers.hooks.host_lease import HostLease
+from workers.hooks.idle_gate import GateConfig, IdleGate
+from workers.hooks.lease import CellLease
+from workers.hooks.retries import Retries
+from workers.hooks.signature import SignatureCheck
+from workers.host import facts
+from workers.task import Context, run_group
 from workers.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -27,28 +45,108 @@ def default_name() -> str:
 
 
 def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -> None:
-    ctx = Context(name=name, backend=backend, models_dir=settings.models_dir,
-                  catalogue=load_catalogue(settings.catalogue),
-                  workspace=Workspace(settings.workspace),
-                  artifacts=open_store(settings.artifacts),
-                  state=Store.connect(settings.redis_url))
+    ctx = start(settings, backend, name)
     app = create_app(settings)
     register(app, ctx)
-    app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
-                     "--prefetch-multiplier", "1", "--hostname", f"{name}.{backend}@%h",
-                     "--queues", f"{backend_queue(backend)},{host_queue(name, backend)}",
-                     "--without-gossip", "--without-mingle", "--without-heartbeat",
-                     "--loglevel", loglevel])
+    try:
+        app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
+                         "--prefetch-multiplier", "1", "--hostname", f"{name}.{backend}@%h",
+                         "--queues", f"{backend_queue(backend)},{host_queue(name, backend)}",
+                         "--without-gossip", "--without-mingle", "--without-heartbeat",
+                         "--loglevel", loglevel])
+    finally:
+        ctx.lease.end()
+
+
+def start(settings: Settings, backend: str, name: str) -> Context:
+    """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
+    workspace = settings.workspace
+    left = orphans.configure(workspace / "procs" / f"{name}.pgids")
+    if left:
+        log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
+    client = redis.Redis.from_url(settings.redis_url, decode_responses=True,
+                                  socket_timeout=30, socket_connect_timeout=10)
+    store = Store(client)
+    host = settings.host or socket.gethostname()
+    lease = Lease(client, name, uuid.uuid4().hex)
+    try:
+        held = lease.take({"backend": backend, "host": host, "pid": str(os.getpid()),
+                           "facts": facts().model_dump_json(), "tags": ",".join(settings.tags)},
+                          takeover=_predecessor_is_dead(client, name, host))
+    except NameTaken as taken:
+        raise UserError(str(taken)) from None
+    if held:
+        log.warning("worker %s took over from its dead predecessor: %d cells queued again",
+                    name, take_over(store, held))
+    artifacts = open_store(settings.artifacts)
+    gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
+                      settings.idle_interval_s)
+    hooks = Chain([SignatureCheck(verifier(settings.verify_key), store, name),
+                   Cancel(client, name), Retries(),
+                   CellLease(store, lease, artifacts, gate.max_wait_s),
+                   HostLease(settings.host_lock, lease, gate.max_wait_s), IdleGate(gate)])
+    return Context(name=name, backend=backend, models_dir=settings.models_dir,
+                   catalogue=load_catalogue(settings.catalogue), workspace=Workspace(workspace),
+                   artifacts=artifacts, state=store, lease=lease, hooks=hooks)
 
 
 def register(app: Celery, ctx: Context) -> None:
-    @app.task(name=TASK)
-    def run_cell_task(sweep_id: str, cell: dict[str, object]) -> str:
-        parsed = Cell.model_validate(cell)
-        # The first worker to take a cell of a group runs the whole group.
-        owner = ctx.state.pin(sweep_id, parsed.group, ctx.name)
-        if owner != ctx.name:
-            app.send_task(TASK, args=[sweep_id, cell], queue=host_queue(owner, ctx.backend))
-            log.info("cell %s belongs to %s's group; forwarded", parsed.id, owner)
-            return f"forwarded to {owner}"
-        return run_cell(ctx, sweep_id, parsed)
+    @app.task(name=TASK, bind=True)
+    def run_group_task(self, sweep_id: str, items: list[list[str]]) -> str:  # type: ignore[no-untyped-def]
+        return run_group(ctx, sweep_id, self.request.id, items)
+
+    app.steps["worker"].add(_idle_step(ctx))
+
+
+def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:
+    class IdleLease(bootsteps.StartStopStep):
+        """Between cells: renew the lease, and queue again what dead workers held."""
+
+        requires = {"celery.worker.components:Timer"}
+
+        def start(self, worker: object) -> None:
+            self.tref = worker.timer.call_repeatedly(IDLE_RENEW_S, _idle_tick, (ctx,))  # type: ignore[attr-defined]
+
+        def stop(self, worker: object) -> None:
+            self.tref.cancel()
+
+    return IdleLease
+
+
+def _idle_tick(ctx: Context) -> None:
+    try:
+        ctx.lease.renew(IDLE_TTL_S)
+        recovered = recover(ctx.state)
+        if recovered.requeued or recovered.failed or recovered.lost_messages:
+            log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
+                        "messages", recovered.requeued, recovered.failed,
+                        recovered.lost_messages)
+    except LeaseLost:
+        log.error("this worker's lease expired while it was idle; taking it again")
+        ctx.lease.take({}, takeover=True)
+    except (redis.ConnectionError, redis.TimeoutError) as error:
+        log.warning("Redis unreachable between cells: %s", error)
+
+
+def _predecessor_is_dead(client: redis.Redis, name: str, host: str) -> bool:
+    """A worker restarted on its own host may take its name over at once when the process
+    that held it is gone; anywhere else, the name waits for its lease to expire."""
+    old = client.hgetall(worker_key(name))
+    if old.get("host") != host or not old.get("pid", "").isdigit():
+        return False
+    return not _alive_worker(int(old["pid"]))
+
+
+def _alive_worker(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if pid == os.getpid():
+        return False  # the number was reused by this process: the old one is gone
+    try:
+        return b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # alive, and no /proc to say what it is (macOS): assume it is a worker

@@ -1,31 +1,35 @@
-"""The one task: run a cell on this host and push its artifacts.
+"""The task: run one group's cells on this host and push their artifacts.
 
-The steps around the measurement are separate pieces: the attempt bookkeeping (`run_cell`),
-the setup every cell shares (checkout, provenance, build, checks), and the cell's own runs
-(a bench cell's warm-up and measured run, or a profile cell's steps).
+This file is the measurement itself — checkout, build, the cell's runs, parse, push. What
+happens around it (signature, lease, cancel, retries, host lease, idle gate) are the hooks in
+workers/hooks/, which the worker chains around every cell and every command.
 """
 
+import json
 import logging
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.attempts import AttemptResult, BuildInfo, CellState, CellStatus, Run
-from jobs.cells import Cell
+from jobs.attempts import AttemptResult, Run
 from jobs.errors import UserError
 from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
-from workers.fleet.artifacts import LocalStore
+from workers.fleet.artifacts import ArtifactExists, LocalStore
+from workers.fleet.leases import IDLE_TTL_S, Lease, LeaseLost
+from workers.fleet.messages import Signed
 from workers.fleet.state import Store, now
+from workers.hooks import Chain, Dropped, Refused
 from workers.host import facts
+from workers.job import Group, Job
 from workers.provenance import read_facts
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
-# Text files a profile step writes under {out} that its parser may read.
+# Text files a step writes under {out} that its parser may read.
 _PARSER_FILES = (".dot", ".csv", ".txt", ".json")
 _PARSER_FILE_LIMIT = 4 << 20
 
@@ -41,147 +45,173 @@ class Context:
     workspace: Workspace
     artifacts: LocalStore
     state: Store
+    lease: Lease
+    hooks: Chain
 
 
-@dataclass
-class Attempt:
-    """What one attempt has learnt so far; a failure keeps all of it."""
-
-    cell: Cell
-    staging: Path
-    started: str = field(default_factory=now)
-    commit: str | None = None
-    build: BuildInfo | None = None
-    runs: list[Run] = field(default_factory=list)
-    target: dict[str, str] = field(default_factory=dict)
-
-
-def run_cell(ctx: Context, sweep_id: str, cell: Cell) -> str:
-    attempt = ctx.state.next_attempt(sweep_id, cell.id)
-    ctx.state.set_state(sweep_id, cell.id, CellState(status="running", worker=ctx.name,
-                                                     attempt=attempt, updated=now()))
-    staging = ctx.artifacts.staging()
-    progress = Attempt(cell, staging)
+def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]]) -> str:
+    """Run a message's cells in order; returns a one-line summary for Celery's log."""
+    group = Group(sweep_id, task_id, [Signed(*item[:2]) for item in items])
+    ctx.lease.hold(sweep_id, [_claimed(s) for s in group.items], task_id)
+    outcomes = []
     try:
-        result = _result(ctx, sweep_id, attempt, progress, *measure(ctx, sweep_id, progress))
-    except Exception as error:  # a bug of ours: fail the cell, keep serving, show the trace
-        log.exception("cell %s failed inside the worker", cell.id)
-        failure = Failure(kind="setup", reason=f"internal error in worker {ctx.name}: "
-                          f"{type(error).__name__}: {error}")
-        result = _result(ctx, sweep_id, attempt, progress, None, failure)
-    (staging / "result.json").write_text(result.model_dump_json(indent=1))
-    ctx.artifacts.publish(staging, sweep_id, cell.id, attempt)
-    status: CellStatus = "failed" if result.failure else "done"
-    reason = result.failure.reason if result.failure else None
-    ctx.state.set_state(sweep_id, cell.id, CellState(status=status, worker=ctx.name,
-                                                     attempt=attempt, reason=reason,
-                                                     updated=now()))
-    return status
+        for signed in group.items:
+            outcomes.append(run_one(ctx, Job(group, signed)))
+    except LeaseLost as lost:
+        log.error("%s; abandoning the rest of this message", lost)
+        return f"abandoned: {lost}"
+    ctx.lease.release()
+    ctx.lease.renew(IDLE_TTL_S)
+    return ", ".join(outcomes)
 
 
-def measure(ctx: Context, sweep_id: str, a: Attempt
-            ) -> tuple[BenchReading | ProfileReading | None, Failure | None]:
+def run_one(ctx: Context, job: Job) -> str:
     try:
-        recipe, tree, values = _prepare(ctx, sweep_id, a)
-        if a.cell.kind == "profile":
-            return _profile(ctx, a, recipe, tree, values), None
-        return _bench(ctx, a, recipe, tree, values), None
+        ctx.hooks.before_cell(job)
+    except (Refused, Dropped) as why:
+        log.info("cell not run: %s", why)
+        return f"not run ({why})"
+    job.staging = ctx.artifacts.staging()
+    reading, failure = measure(ctx, job)
+    result = _result(ctx, job, reading, failure)
+    result = _push(ctx, job, result)
+    if result.failure:
+        ctx.hooks.on_failure(job, result.failure)
+    ctx.hooks.after_cell(job, result)
+    return "failed" if result.failure else "done"
+
+
+def measure(ctx: Context, job: Job) -> tuple[BenchReading | ProfileReading | None,
+                                             Failure | None]:
+    try:
+        recipe, tree, values = _prepare(ctx, job)
+        if job.cell.kind == "profile":
+            return _profile(ctx, job, recipe, tree, values), None
+        return _bench(ctx, job, recipe, tree, values), None
     except CellFailure as failed:
         return None, failed.failure
+    except execute.Cancelled as cancelled:
+        return None, Failure(kind="cancelled", reason=str(cancelled))
     except UserError as error:
         return None, Failure(kind="setup", reason=str(error))
+    except LeaseLost:
+        raise
+    except Exception as error:  # a bug of ours, or the host (a full disk): end the cell, say why
+        log.exception("cell %s failed inside the worker", job.cell.id)
+        return None, Failure(kind="setup", reason=f"worker {ctx.name}: {type(error).__name__}: "
+                             f"{error}")
 
 
-def _prepare(ctx: Context, sweep_id: str, a: Attempt) -> tuple[Recipe, Path, dict[str, str]]:
+def _prepare(ctx: Context, job: Job) -> tuple[Recipe, Path, dict[str, str]]:
     """Checkout, provenance, build and the recipe's own checks: what every cell needs."""
-    cell = a.cell
+    cell = job.cell
     if cell.backend != ctx.backend:
         raise UserError(f"cell for backend {cell.backend} reached worker {ctx.name}, which "
                         f"serves {ctx.backend}")
     where = f"the catalogue of worker {ctx.name}"
     recipe = ctx.catalogue.get(cell.run.recipe, where)
     builder = ctx.catalogue.get(cell.build.recipe, where)
-    a.commit, tree = ctx.workspace.checkout(cell.repo, cell.commit)
-    a.target = read_facts(ctx.catalogue.provenance, tree)
-    build_dir = ctx.workspace.build_dir(cell.repo, a.commit, cell.backend, cell.build.recipe)
+    job.commit, tree = ctx.workspace.checkout(cell.repo, cell.commit)
+    job.target = ctx.workspace.facts(tree, lambda: read_facts(ctx.catalogue.provenance, tree))
+    build_dir = ctx.workspace.build_dir(cell.repo, job.commit, cell.backend, cell.build.recipe)
     cache = ctx.workspace.cache_dir(cell.repo, cell.backend)
-    values = _builtins(ctx, cell, a.commit, tree, build_dir / "out", cache, a.staging / "out")
+    assert job.staging is not None
+    values = _builtins(ctx, job, tree, build_dir / "out", cache, job.staging / "out")
     calls = invocations(builder, cell.backend, cell.build.params, {}, values)
-    built = ctx.workspace.build(build_dir, cache, tree, cell.build.recipe, calls, sweep_id)
-    a.build = built.info
-    a.runs += _keep_build_logs(built.runs, built.logs, a.staging)
+    envelope = job.envelope
+    assert envelope is not None
+    scope = f"{job.sweep_id}#{envelope.generation}"
+    built = ctx.workspace.build(build_dir, cache, tree, cell.build.recipe, calls, scope,
+                                envelope.rebuild, lambda c: _command(ctx, job, c))
+    job.build = built.info
+    job.runs += _keep_build_logs(built.runs, built.logs, job.staging)
     if not built.info.ok:
         raise CellFailure(Failure(kind="build", reason=built.info.reason or "build failed"))
     if recipe.needs_model and not Path(values["model_dir"]).is_dir():
         raise CellFailure(Failure(kind="setup", reason=f"checkpoint {cell.model} not in "
                                   f"MODELS_DIR ({values['models_dir']}) on host "
                                   f"{facts().hostname}"))
-    _check_flags(recipe, values, tree, a)
+    _check_flags(ctx, job, recipe, values, tree)
     return recipe, tree, values
 
 
-def _bench(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
+def _bench(ctx: Context, job: Job, recipe: Recipe, tree: Path,
            values: dict[str, str]) -> BenchReading:
-    cell = a.cell
+    cell = job.cell
     call = invocation(recipe, cell.backend, cell.run.params, cell.run.env, values)
     parse = PARSERS[recipe.parser or ""]
     for i in range(cell.warmup):
-        run = _run(a, f"warmup-{i + 1}", "warmup", call, tree)
-        _raise_if_failed(parse(execute.output(run, a.staging, call.timeout_s)), "warm-up run")
-    run = _run(a, "measure", "measure", call, tree)
-    parsed = parse(execute.output(run, a.staging, call.timeout_s))
-    (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
+        run = _run(ctx, job, f"warmup-{i + 1}", "warmup", call, tree)
+        _raise_if_failed(parse(_output(job, run, call)), "warm-up run")
+    run = _run(ctx, job, "measure", "measure", call, tree)
+    parsed = parse(_output(job, run, call))
+    _write(job, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "measured run")
     assert isinstance(parsed, BenchReading)
     return parsed
 
 
-def _profile(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
+def _profile(ctx: Context, job: Job, recipe: Recipe, tree: Path,
              values: dict[str, str]) -> ProfileReading:
-    cell = a.cell
+    cell = job.cell
     outputs = {}
     for name, call in invocations(recipe, cell.backend, cell.run.params, cell.run.env, values):
-        run = _run(a, f"profile-{name}", "profile", call, tree)
-        outputs[name] = execute.output(run, a.staging, call.timeout_s)
+        run = _run(ctx, job, f"profile-{name}", "profile", call, tree)
+        outputs[name] = _output(job, run, call)
         if run.exit_code != 0:
             break  # later steps read what this one should have written
-    out = a.staging / "out"
+    assert job.staging is not None
+    out = job.staging / "out"
     files = {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
              if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
     parsed = PROFILE_PARSERS[recipe.parser or ""](ProfileInput(steps=outputs, files=files))
-    (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
+    _write(job, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "profile")
     assert isinstance(parsed, ProfileReading)
     return parsed
 
 
-def _check_flags(recipe: Recipe, values: dict[str, str], tree: Path, a: Attempt) -> None:
+def _check_flags(ctx: Context, job: Job, recipe: Recipe, values: dict[str, str],
+                 tree: Path) -> None:
     call = flag_probe(recipe, values)
     if call is None or recipe.requires_flags is None:
         return
-    run = _run(a, "probe-help", "probe", call, tree)
-    output = execute.output(run, a.staging, call.timeout_s)
+    output = _output(job, _run(ctx, job, "probe-help", "probe", call, tree), call)
     missing = [f for f in recipe.requires_flags.flags if f not in output.stdout + output.stderr]
     if missing:
         raise CellFailure(Failure(kind="setup", reason=f"{Path(call.argv[0]).name} at "
-                                  f"{(a.commit or '')[:12]} lacks {', '.join(missing)} (an older "
-                                  "commit?); the recipe needs them"))
+                                  f"{(job.commit or '')[:12]} lacks {', '.join(missing)} (an "
+                                  "older commit?); the recipe needs them"))
 
 
-def _builtins(ctx: Context, cell: Cell, commit: str, tree: Path, build: Path, cache: Path,
+def _builtins(ctx: Context, job: Job, tree: Path, build: Path, cache: Path,
               out: Path) -> dict[str, str]:
     out.mkdir(parents=True, exist_ok=True)
     models = ctx.models_dir.resolve()
+    cell = job.cell
     return {"tree": str(tree), "build": str(build), "cache": str(cache), "model": cell.model,
             "model_dir": str(models / cell.model), "models_dir": str(models),
-            "python": sys.executable, "backend": cell.backend, "out": str(out), "commit": commit}
+            "python": sys.executable, "backend": cell.backend, "out": str(out),
+            "commit": job.commit or cell.commit}
 
 
-def _run(a: Attempt, label: str, role: execute.Role, call: Invocation, tree: Path) -> Run:
-    files = execute.Files(a.staging / f"{label}.stdout.txt", a.staging / f"{label}.stderr.txt")
-    run = execute.run(role, call, tree, files, a.staging)
-    a.runs.append(run)
+def _run(ctx: Context, job: Job, label: str, role: execute.Role, call: Invocation,
+         tree: Path) -> Run:
+    assert job.staging is not None
+    files = execute.Files(job.staging / f"{label}.stdout.txt",
+                          job.staging / f"{label}.stderr.txt")
+    run = _command(ctx, job, execute.Command(role, label, call, tree, files, job.staging))
+    job.runs.append(run)
     return run
+
+
+def _command(ctx: Context, job: Job, command: execute.Command) -> Run:
+    return ctx.hooks.command(job, command, lambda: execute.run(command))
+
+
+def _output(job: Job, run: Run, call: Invocation) -> execute.RunOutput:
+    assert job.staging is not None
+    return execute.output(run, job.staging, call.timeout_s)
 
 
 def _raise_if_failed(parsed: object, what: str) -> None:
@@ -197,12 +227,45 @@ def _keep_build_logs(runs: list[Run], logs: Path, staging: Path) -> list[Run]:
                                  "stderr": f"build/{Path(r.stderr).name}"}) for r in runs]
 
 
-def _result(ctx: Context, sweep_id: str, attempt: int, a: Attempt,
-            reading: BenchReading | ProfileReading | None, failure: Failure | None
-            ) -> AttemptResult:
+def _write(job: Job, name: str, text: str) -> None:
+    assert job.staging is not None
+    (job.staging / name).write_text(text)
+
+
+def _result(ctx: Context, job: Job, reading: BenchReading | ProfileReading | None,
+            failure: Failure | None) -> AttemptResult:
+    assert job.attempt is not None
     return AttemptResult(
-        sweep_id=sweep_id, cell_id=a.cell.id, attempt=attempt, worker=ctx.name, host=facts(),
-        requested_commit=a.cell.commit, commit=a.commit, started=a.started, ended=now(),
-        build=a.build, runs=a.runs, target=a.target,
+        sweep_id=job.sweep_id, cell_id=job.cell.id, attempt=job.attempt, worker=ctx.name,
+        host=facts(), requested_commit=job.cell.commit, commit=job.commit, started=job.started,
+        ended=now(), build=job.build, runs=job.runs, target=job.target,
         reading=reading if isinstance(reading, BenchReading) else None,
-        profile=reading if isinstance(reading, ProfileReading) else None, failure=failure)
+        profile=reading if isinstance(reading, ProfileReading) else None, failure=failure,
+        gate=job.group.gate)
+
+
+def _push(ctx: Context, job: Job, result: AttemptResult) -> AttemptResult:
+    """Store the attempt; if the store cannot take it, the cell fails with the store's reason
+    (the state in Redis still says why, even when no artifact could be written)."""
+    assert job.staging is not None and job.attempt is not None
+    try:
+        _write(job, "result.json", result.model_dump_json(indent=1))
+        ctx.artifacts.publish(job.staging, job.sweep_id, job.cell.id, job.attempt)
+        return result
+    except ArtifactExists as exists:
+        failure = Failure(kind="store", reason=str(exists))
+    except OSError as error:
+        failure = Failure(kind="store", reason=f"cannot store the attempt's artifacts on "
+                          f"{ctx.name}: {error.strerror or error}")
+    log.error("cell %s attempt %s: %s", job.cell.id, job.attempt, failure.reason)
+    shutil.rmtree(job.staging, ignore_errors=True)
+    return result.model_copy(update={"failure": failure, "reading": None, "profile": None})
+
+
+def _claimed(signed: Signed) -> str:
+    """The cell id an envelope names, before verification (only to say what this worker
+    holds; the reaper re-queues only cells in Redis at their own stored envelopes)."""
+    try:
+        return str(json.loads(signed.envelope)["cell"]["id"])
+    except (ValueError, KeyError, TypeError):
+        return "?"

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +40,35 @@ class Build:
 class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._known: dict[tuple[str, str], tuple[str, Path]] = {}
 
     def checkout(self, repo: str, commit: str) -> tuple[str, Path]:
-        """The full sha of `commit` and a worktree checked out at it."""
+        """The full sha of `commit` and a worktree checked out at it; no git work at all for
+        a sha whose worktree this host already has."""
+        known = self._known.get((repo, commit))
+        if known and known[1].is_dir():
+            return known
+        if _SHA.match(commit):
+            tree = self.root / "trees" / _key(repo) / commit
+            if (tree / ".git").exists():
+                self._known[(repo, commit)] = (commit, tree)
+                return commit, tree
+        sha, tree = self._checkout(repo, commit)
+        if _SHA.match(commit):
+            self._known[(repo, commit)] = (sha, tree)
+        return sha, tree
+
+    def facts(self, tree: Path, probe: Callable[[], dict[str, str]]) -> dict[str, str]:
+        """Provenance read from a tree once per (target, commit), kept beside the worktree."""
+        cached = tree.with_name(tree.name + ".facts.json")
+        if cached.exists():
+            data: dict[str, str] = json.loads(cached.read_text())
+            return data
+        found = probe()
+        _write_json(cached, found)  # type: ignore[arg-type]
+        return found
+
+    def _checkout(self, repo: str, commit: str) -> tuple[str, Path]:
         key = _key(repo)
         mirror = self.root / "mirrors" / f"{key}.git"
         with held(self.root / "locks" / f"repo-{key}.lock"):
@@ -72,14 +99,17 @@ class Workspace:
         return self.root / "caches" / _key(repo) / backend
 
     def build(self, where: Path, cache: Path, tree: Path, recipe: str,
-              calls: list[tuple[str, Invocation]], sweep_id: str) -> Build:
+              calls: list[tuple[str, Invocation]], scope: str, rebuild: bool,
+              run: Callable[[execute.Command], Run]) -> Build:
         """Run the build's steps once; later callers get the recorded result.
 
+        A good build is kept for every later cell; a failed one only within `scope` (a sweep's
+        generation), so `rerun` builds again. `rebuild` forces one new build for the scope.
         The lock is the backend's cache directory: two builds never share it at once.
         """
         marker, logs = where / "build.json", where / "logs"
         with held(cache.parent / f"{cache.name}.lock"):
-            cached = _cached(marker, sweep_id)
+            cached = _cached(marker, scope, rebuild)
             if cached:
                 info = BuildInfo.model_validate(cached["info"])
                 runs = [Run.model_validate(r) for r in cached["runs"]]  # type: ignore[attr-defined]
@@ -91,7 +121,8 @@ class Workspace:
             runs, failure = [], None
             for name, call in calls:
                 files = execute.Files(logs / f"{name}.stdout.txt", logs / f"{name}.stderr.txt")
-                runs.append(execute.run("build", call, tree, files, logs))
+                runs.append(run(execute.Command("build", f"build-{name}", call, tree, files,
+                                                logs)))
                 failure = failed_exit(execute.output(runs[-1], logs, call.timeout_s))
                 if failure:
                     step = f"step {name}: " if len(calls) > 1 else ""
@@ -102,16 +133,19 @@ class Workspace:
                              built_at=runs[-1].ended,
                              reason=f"build failed: {failure.reason}" if failure else None)
             _write_json(marker, {"info": info.model_dump(),
-                                 "runs": [r.model_dump() for r in runs], "sweep_id": sweep_id})
+                                 "runs": [r.model_dump() for r in runs], "scope": scope,
+                                 "forced": scope if rebuild else None})
         return Build(info, runs, logs)
 
 
-def _cached(marker: Path, sweep_id: str) -> dict[str, object] | None:
+def _cached(marker: Path, scope: str, rebuild: bool) -> dict[str, object] | None:
     if not marker.exists():
         return None
     data: dict[str, object] = json.loads(marker.read_text())
+    if rebuild and data.get("forced") != scope:
+        return None
     ok = BuildInfo.model_validate(data["info"]).ok
-    return data if ok or data.get("sweep_id") == sweep_id else None
+    return data if ok or data.get("scope") == scope else None
 
 
 def _key(repo: str) -> str:
@@ -146,6 +180,6 @@ def _git(mirror: Path, *args: str, what: str) -> None:
 
 
 def _write_json(path: Path, data: dict[str, object]) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two workers may race here
     temp.write_text(json.dumps(data, indent=1))
     os.replace(temp, path)

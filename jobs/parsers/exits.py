@@ -58,3 +58,15 @@ def _line_with(text: str, marker: str) -> str:
         if marker in line:
             return line.strip()[:300]
     return ""
+
+
+# mlxcel's own harness (scripts/bench_decode.sh, is_oom_failure) counts these as OOM.
+_OOM_PATTERN = re.compile(
+    r"out of memory|bad_alloc|memory allocation of [0-9]|greater than the maximum allowed "
+    r"buffer size|metal::malloc|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|"
+    r"cuMemAlloc failed", re.IGNORECASE)
+
+
+def is_oom(run: RunOutput) -> bool:
+    return run.exit_code == SIGKILL_EXIT or bool(
+        _OOM_PATTERN.search(plain(run.stdout[-65536:] + "\n" + run.stderr[-65536:])))

@@ -1,10 +1,17 @@
-"""benchfleet status [SWEEP] [--watch]: per-cell state; --watch follows it to the end."""
+"""benchfleet status [SWEEP] [--watch]: per-cell state; --watch follows it to the end.
+
+Status also does the coordinator's share of keeping nothing lost: it re-queues the cells of
+workers whose lease expired and of messages that vanished, and says which queued cells no
+live worker can take.
+"""
 
 import click
 from rich.console import Console
 
 from jobs.attempts import FINAL
 from runner.status import summary, table, watch
+from workers.fleet.leases import live_workers
+from workers.fleet.recovery import recover
 from workers.fleet.settings import load_settings
 from workers.fleet.state import Store
 
@@ -18,10 +25,26 @@ def command(sweep: str | None, follow: bool) -> int:
     sweep_id = store.resolve(sweep)
     _, cells, _ = store.sweep(sweep_id)
     console = Console()
+    recovered = recover(store)
+    if recovered.requeued or recovered.failed or recovered.lost_messages:
+        console.print(f"re-queued {recovered.requeued} cells of workers whose lease expired "
+                      f"({recovered.failed} failed after their last attempt) and "
+                      f"{recovered.lost_messages} lost messages", highlight=False)
     if follow:
         watch(store, sweep_id, cells, console)
     states = store.states(sweep_id)
     console.print(table(cells, states, f"{sweep_id}: {summary(states)}"))
+    for line in _unserved(store, {c.backend for c in cells if states[c.id].status == "queued"}):
+        console.print(line, highlight=False, soft_wrap=True)
+    for refused in [r for r in store.refused() if r.get("sweep_id") == sweep_id]:
+        console.print(f"refused by {refused['worker']} at {refused['at']}: cell "
+                      f"{refused['cell']}: {refused['why']}", highlight=False, soft_wrap=True)
     ended = all(s.status in FINAL for s in states.values())
-    failed = any(s.status == "failed" for s in states.values())
+    failed = any(s.status in FINAL - {"done", "skipped"} for s in states.values())
     return 1 if failed else (0 if ended else 3)
+
+
+def _unserved(store: Store, backends: set[str]) -> list[str]:
+    served = {w.get("backend") for w in live_workers(store.r).values()}
+    return [f"queued cells wait: no live worker serves backend {b}" for b in sorted(backends)
+            if b not in served]

@@ -14,6 +14,7 @@ from jobs.attempts import FINAL
 from runner.local_fleet import LocalFleet, settings_env
 from runner.redis_server import RedisServer
 from runner.target import DEMO_MODELS, commit_all, git, make_models, make_target_repo
+from workers.fleet.keys import generate
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
 
@@ -21,6 +22,8 @@ SECOND_MODEL = {"family": "deepseek_v4", "layers": 2, "hidden": 64, "experts": 8
                 "expert_width": 128, "vocab": 256, "seed": 2}
 # Longest a test sweep may take before the test gives up (bounded, never a fixed sleep).
 SWEEP_DEADLINE_S = 240.0
+# The idle gate's longest wait in tests (its own test uncaps it).
+GATE_CAP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -54,12 +57,26 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
     return Target(repo, first, main, broken, reformatted)
 
 
+def fleet_settings(root: Path, redis_url: str, **overrides: object) -> Settings:
+    """Settings for a test fleet on this machine: its own keys, host lock and artifact store,
+    and an idle gate capped short (the record marks a capped gate that found the host busy)."""
+    keys = root / "keys"
+    if not (keys / "coordinator.pub").exists():
+        generate(keys / "coordinator.pem", keys / "coordinator.pub")
+    values: dict[str, object] = dict(
+        redis_url=redis_url, artifacts=root / "artifacts", workspace=root / "workspace",
+        models_dir=root / "models", signing_key=keys / "coordinator.pem",
+        verify_key=keys / "coordinator.pub", host_lock=root / "host.lock",
+        idle_max_wait_s=GATE_CAP_S, idle_interval_s=0.2)
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer) -> Settings:
     root = tmp_path_factory.mktemp("fleet")
     make_models(root / "models", {**DEMO_MODELS, "tinymoe-b2": SECOND_MODEL})
-    return Settings(redis_url=redis_server.url, artifacts=root / "artifacts",
-                    workspace=root / "workspace", models_dir=root / "models")
+    return fleet_settings(root, redis_server.url)
 
 
 @pytest.fixture(scope="session")

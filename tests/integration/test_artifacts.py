@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.fleet.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.artifacts import ArtifactExists, CorruptArtifact, LocalStore
 
 
 def test_publish_read_verify(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_publish_read_verify(tmp_path: Path) -> None:
     assert store.attempts("s1", "cell-a") == [1] and store.attempts("s1", "other") == []
 
     again = store.staging()
-    with pytest.raises(OSError):
+    with pytest.raises(ArtifactExists, match="already holds attempt 1"):
         store.publish(again, "s1", "cell-a", 1)
 
     files["build/stdout.txt"].write_text("changed\n")

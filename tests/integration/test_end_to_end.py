@@ -34,7 +34,7 @@ def test_sweep_runs_end_to_end_into_a_record(fleet: LocalFleet, settings: Settin
     slug = sweep_id
     record = json.loads((tmp_path / "record" / f"{slug}.json").read_text())
     assert (tmp_path / "record" / f"{slug}.png").read_bytes().startswith(b"\x89PNG")
-    assert "## cuda · tinymoe-a3 · `main`" in (tmp_path / "record" / f"{slug}.md").read_text()
+    assert "## cuda · tinymoe-a3 · `main` at `" in (tmp_path / "record" / f"{slug}.md").read_text()
 
     assert record["cells_measured"] == 12 and record["missing"] == []
     assert record["commits"] == {"main": [target.main]}

@@ -4,8 +4,15 @@ import os
 import sys
 from pathlib import Path
 
+from jobs.attempts import Run
 from jobs.recipes import Invocation
-from workers.execute import Files, run
+from workers import execute
+from workers.execute import Files
+
+
+def run(role: execute.Role, call: Invocation, cwd: Path, files: Files, base: Path
+        ) -> Run:
+    return execute.run(execute.Command(role, role, call, cwd, files, base))
 
 # A command that leaves a child behind and then outlives its timeout.
 SPAWNER = ("import subprocess, sys, time\n"

@@ -22,7 +22,7 @@ from jobs.record import Record
 from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.target import MOE_GAP_MODELS, SOURCE, make_models, make_target_repo
-from tests.integration.conftest import cli, submit, wait
+from tests.integration.conftest import cli, fleet_settings, submit, wait
 from workers.fleet.artifacts import LocalStore
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
@@ -42,8 +42,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Pa
     path = os.pathsep.join([str(SOURCE / "tools"), str(Path(sys.executable).parent),
                             os.environ["PATH"]])
     with RedisServer(root / "redis") as server:
-        settings = Settings(redis_url=server.url, artifacts=root / "artifacts",
-                            workspace=root / "workspace", models_dir=root / "models")
+        settings = fleet_settings(root, server.url)
         fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
         fleet.start("cuda", "gb10-standin")
         fleet.start("metal", "studio-standin")
@@ -174,7 +173,11 @@ def test_missing_checkpoint_and_older_commit_fail_with_their_reason(
     store = Store.connect(settings.redis_url)
     wait(store, sweep_id)
     states = store.states(sweep_id)
-    reasons = {(c.commit, c.model): states[c.id].reason for c in store.sweep(sweep_id)[1]}
+    main = subprocess.run(["git", "-C", str(repo), "rev-parse", "main"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    names = {first: first, main: "main"}  # submit resolved "main" to its sha
+    reasons = {(names[c.commit], c.model): states[c.id].reason
+               for c in store.sweep(sweep_id)[1]}
     host = socket.gethostname()
     assert reasons[("main", "kimi-k3-4bit")] == (
         f"checkpoint kimi-k3-4bit not in MODELS_DIR ({settings.models_dir}) on host {host}")

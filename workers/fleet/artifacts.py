@@ -21,11 +21,18 @@ class CorruptArtifact(Exception):
     """An attempt whose files do not match its manifest."""
 
 
+class ArtifactExists(Exception):
+    """An attempt number the store already holds: attempts are never rewritten."""
+
+
 class ArtifactStore(Protocol):
     def staging(self) -> Path: ...
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str: ...
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]: ...
     def read(self, sweep_id: str, cell_id: str, attempt: int) -> dict[str, Path]: ...
+    def put_json(self, sweep_id: str, name: str, data: object) -> None: ...
+    def get_json(self, sweep_id: str, name: str) -> object | None: ...
+    def accept(self, sweep_id: str, cell_id: str, attempt: int, status: str) -> None: ...
 
 
 class LocalStore:
@@ -44,8 +51,34 @@ class LocalStore:
         _write_atomic(staging / MANIFEST, json.dumps({"files": manifest}, indent=1))
         final = self._dir(sweep_id, cell_id, attempt)
         final.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(staging, final)  # fails if the attempt exists: attempts are never rewritten
+        try:
+            os.rename(staging, final)  # fails if the attempt exists: never rewritten
+        except OSError as error:
+            if final.exists():
+                raise ArtifactExists(
+                    f"the artifact store already holds attempt {attempt} of this cell "
+                    "(Redis lost its attempt counters? start Redis with AOF on); rerun the "
+                    "cell") from None
+            raise error
         return str(final)
+
+    def put_json(self, sweep_id: str, name: str, data: object) -> None:
+        """A file beside the sweep's cells (sweep.json, accepted markers), written whole."""
+        path = self.root / sweep_id / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, json.dumps(data, indent=1))
+
+    def get_json(self, sweep_id: str, name: str) -> object | None:
+        try:
+            return json.loads((self.root / sweep_id / name).read_text())
+        except FileNotFoundError:
+            return None
+
+    def accept(self, sweep_id: str, cell_id: str, attempt: int, status: str) -> None:
+        """Record in the store itself which attempt counts, so a record can be made from the
+        store alone when Redis has lost everything."""
+        self.put_json(sweep_id, f"{cell_id}/accepted.json", {"attempt": attempt,
+                                                             "status": status})
 
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
         cell = self.root / sweep_id / cell_id
@@ -90,6 +123,6 @@ def _sha256(path: Path) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two workers may race here
     temp.write_text(text)
     os.replace(temp, path)

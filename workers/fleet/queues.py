@@ -1,6 +1,6 @@
-"""Queue and task names: one queue per backend, one per worker host for pinned cells."""
+"""Queue and task names: one queue per backend, one per worker host for pinned groups."""
 
-TASK = "benchfleet.run_cell"
+TASK = "benchfleet.run_group"
 
 
 def backend_queue(backend: str) -> str:

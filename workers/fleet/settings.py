@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     idle_load1: float = 0.6
     idle_max_wait_s: float = 600.0
     idle_gap_s: float = 300.0
+    idle_interval_s: float = 5.0
     # The SSH key the SFTP artifact store authenticates with (an sftp:// BENCHFLEET_ARTIFACTS).
     ssh_key: Path | None = None
 

@@ -1,0 +1,102 @@
+"""Rerun and cancel: the coordinator's say over cells already submitted.
+
+A rerun starts a new generation of a final cell: a fresh envelope, signed here, and the cell
+queued again (on the host that ran its group before, while that host is live, so a rerun
+keeps same-host pairing when it can; the record flags when it could not). A cancel ends
+queued cells at once and tells the worker running a cell to kill its command.
+"""
+
+import json
+from dataclasses import dataclass
+
+from jobs.attempts import FINAL, CellState
+from jobs.cells import Cell
+from jobs.errors import UserError
+from runner.submit import group_messages, sign_all
+from workers.fleet.keys import Signer
+from workers.fleet.leases import live_workers
+from workers.fleet.messages import publish
+from workers.fleet.queues import host_queue
+from workers.fleet.state import Store, epoch
+from workers.hooks.cancel import cancel_set, control_channel
+
+
+@dataclass(frozen=True)
+class Outcome:
+    done: list[str]
+    skipped: dict[str, str]  # cell -> why not
+
+
+def pick(cells: list[Cell], names: list[str], store: Store, sweep_id: str,
+         failed: bool) -> list[Cell]:
+    """The cells named (ids or unique prefixes), or with --failed every cell that did not end
+    done; an unknown name is the user's to fix."""
+    if failed:
+        states = store.states(sweep_id)
+        return [c for c in cells if states[c.id].status in FINAL - {"done", "skipped"}]
+    picked = []
+    for name in names:
+        matches = [c for c in cells if c.id == name] or [c for c in cells
+                                                          if c.id.startswith(name)]
+        if len(matches) != 1:
+            raise UserError(f"{name!r} matches {len(matches)} cells of sweep {sweep_id}; give "
+                            "a cell id from `benchfleet status`")
+        picked.append(matches[0])
+    return picked
+
+
+def rerun(store: Store, key: Signer, sweep_id: str, cells: list[Cell], rebuild: bool
+          ) -> Outcome:
+    states = store.states(sweep_id)
+    _, _, data = store.sweep(sweep_id)
+    ok, skipped = [], {}
+    by_generation: dict[int, list[Cell]] = {}
+    for cell in cells:
+        by_generation.setdefault(states[cell.id].generation + 1, []).append(cell)
+    signed_all = {}
+    for generation, members in by_generation.items():
+        signed = sign_all(key, sweep_id, generation, data["spec_hash"], members, rebuild)
+        for cell in members:
+            why = store.rerun(sweep_id, cell.id, generation, signed[cell.id])
+            if why:
+                skipped[cell.id] = why
+            else:
+                ok.append(cell)
+                signed_all[cell.id] = signed[cell.id]
+    publish(store.r, group_messages(sweep_id, ok, signed_all, _previous_hosts(store, states, ok)),
+            epoch())
+    return Outcome([c.id for c in ok], skipped)
+
+
+def cancel(store: Store, sweep_id: str, cells: list[Cell]) -> Outcome:
+    ok, skipped = [], {}
+    running: dict[str, list[str]] = {}
+    for cell in cells:
+        code, detail = store.cancel(sweep_id, cell.id)
+        if code == 0:
+            skipped[cell.id] = f"it is already {detail}"
+            continue
+        ok.append(cell.id)
+        if code == 2:
+            running.setdefault(detail, []).append(cell.id)
+    if running:
+        pipe = store.r.pipeline()
+        pipe.sadd(cancel_set(sweep_id), *[c for ids in running.values() for c in ids])
+        for worker, ids in running.items():
+            pipe.publish(control_channel(worker), json.dumps({"sweep_id": sweep_id,
+                                                              "cancel": ids}))
+        pipe.execute()
+    return Outcome(ok, skipped)
+
+
+def _previous_hosts(store: Store, states: dict[str, CellState], cells: list[Cell]
+                    ) -> dict[str, str]:
+    """group -> the queue of the live worker that ran the group before."""
+    live = live_workers(store.r)
+    queues = {}
+    for cell in cells:
+        worker = states[cell.id].worker
+        if worker and worker in live:
+            queues[cell.group] = host_queue(worker, cell.backend)
+    return queues
+

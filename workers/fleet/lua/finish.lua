@@ -1,0 +1,9 @@
+-- ARGV: cell, worker, instance, attempt, status, reason ('' for none), now (ISO).
+local s = cjson.decode(redis.call('HGET', KEYS[1], ARGV[1]))
+if s.status ~= 'running' or s.worker ~= ARGV[2] or s.instance ~= ARGV[3] or tonumber(s.attempt) ~= tonumber(ARGV[4]) then
+  return {0, s.status, s.worker or '', tostring(s.attempt or 0)}
+end
+s.status, s.updated = ARGV[5], ARGV[7]
+if ARGV[6] ~= '' then s.reason = ARGV[6] else s.reason = nil end
+save(ARGV[1], s, {cell=ARGV[1], attempt=s.attempt, generation=s.generation or 0, worker=ARGV[2], status=ARGV[5], reason=ARGV[6], at=ARGV[7]})
+return {1}

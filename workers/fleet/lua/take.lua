@@ -1,0 +1,15 @@
+-- ARGV: cell, generation, worker, instance, now (epoch s), now (ISO); KEYS[4] attempts hash.
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0, 'the sweep has no such cell'} end
+local s = cjson.decode(raw)
+local gen, cur = tonumber(ARGV[2]), tonumber(s.generation or 0)
+if gen < cur then return {0, 'generation ' .. gen .. ' is older than the cell\'s ' .. cur .. ' (a replay)'} end
+if gen > cur then return {0, 'generation ' .. gen .. ' is newer than the cell\'s ' .. cur} end
+if final[s.status] then return {0, 'the cell is already ' .. s.status .. ' (a duplicate or a replay)'} end
+if s.status == 'running' and live(s.worker, s.instance, tonumber(ARGV[5])) then
+  return {0, 'the cell is leased by live worker ' .. s.worker}
+end
+local attempt = redis.call('HINCRBY', KEYS[4], ARGV[1], 1)
+s.status, s.worker, s.instance, s.attempt, s.reason, s.updated = 'running', ARGV[3], ARGV[4], attempt, nil, ARGV[6]
+save(ARGV[1], s, {cell=ARGV[1], attempt=attempt, generation=gen, worker=ARGV[3], status='running', at=ARGV[6]})
+return {1, attempt}

@@ -1,0 +1,95 @@
+"""Nothing lost: cells of dead workers and of lost messages go back to the queue.
+
+Run by every worker between cells and by the coordinator's `status`; each piece of work is
+claimed atomically, so several of them running at once queue a cell only once. A re-queued
+cell travels in the exact envelope the coordinator signed; its next attempt gets a new number.
+"""
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from jobs.cells import Cell
+from workers.fleet.leases import Held, claim_expired
+from workers.fleet.messages import PENDING, GroupMessage, publish, task_ids
+from workers.fleet.queues import backend_queue
+from workers.fleet.state import Store, epoch
+
+# A cell may be started this many times before a lost worker fails it for good.
+MAX_ATTEMPTS = 3
+# A published message is "lost" only if it is still missing from its queue after this long
+# (a worker that has just popped it may not yet have said so).
+LOST_AFTER_S = 30.0
+
+
+@dataclass(frozen=True)
+class Recovered:
+    requeued: int
+    failed: int
+    lost_messages: int
+
+
+def recover(store: Store, max_attempts: int = MAX_ATTEMPTS) -> Recovered:
+    requeued = failed = 0
+    for held in claim_expired(store.r):
+        again, gone = _requeue_held(store, held, "lost its lease", max_attempts)
+        requeued, failed = requeued + again, failed + gone
+    lost = _lost_messages(store)
+    return Recovered(requeued, failed, lost)
+
+
+def take_over(store: Store, held: Held, max_attempts: int = MAX_ATTEMPTS) -> int:
+    """A restarted worker's predecessor held these cells: queue them again now."""
+    return _requeue_held(store, held, "was restarted", max_attempts)[0]
+
+
+def _requeue_held(store: Store, held: Held, why: str, max_attempts: int) -> tuple[int, int]:
+    reason = f"worker {held.worker} {why} while it held the cell"
+    again, failed = [], 0
+    for cell_id in held.cells:
+        outcome = store.requeue(held.sweep_id, cell_id, held.worker, held.instance,
+                                max_attempts, reason)
+        if outcome == 1:
+            again.append(cell_id)
+        failed += outcome == 2
+    _republish(store, held.sweep_id, again)
+    return len(again), failed
+
+
+def _lost_messages(store: Store) -> int:
+    """Messages published but neither in their queue nor received by a worker."""
+    pending = store.r.hgetall(PENDING)
+    old = {tid: json.loads(v) for tid, v in pending.items()
+           if json.loads(v)["at"] < epoch() - LOST_AFTER_S}
+    if not old:
+        return 0
+    queued: set[str] = set()
+    for queue in {m["queue"] for m in old.values()}:
+        queued |= {t for raw in store.r.lrange(queue, 0, -1) if (t := task_ids(raw))}
+    lost = 0
+    for tid, message in old.items():
+        if tid in queued or not store.r.hdel(PENDING, tid):
+            continue  # still queued, or another reaper claimed it first
+        states = store.states(message["sweep_id"])
+        cells = [c for c in message["cells"] if c in states and states[c].status == "queued"]
+        _republish(store, message["sweep_id"], cells, message["queue"])
+        lost += 1
+    return lost
+
+
+def _republish(store: Store, sweep_id: str, cell_ids: list[str], queue: str | None = None
+               ) -> None:
+    if not cell_ids:
+        return
+    _, cells, _ = store.sweep(sweep_id)
+    by_id = {c.id: c for c in cells}
+    groups: dict[str, list[Cell]] = defaultdict(list)
+    for cell_id in cell_ids:
+        groups[by_id[cell_id].group].append(by_id[cell_id])
+    messages = []
+    for members in groups.values():
+        members.sort(key=lambda c: c.order)
+        ids = [c.id for c in members]
+        messages.append(GroupMessage(sweep_id, queue or backend_queue(members[0].backend), ids,
+                                     store.envelopes(sweep_id, ids)))
+    publish(store.r, messages, epoch())

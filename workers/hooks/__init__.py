@@ -1,0 +1,73 @@
+"""The behaviours around running one cell, each one small piece with one or more hooks.
+
+The task body (workers/task.py) is the measurement: checkout, build, run, parse, push. What
+happens around it — signature check, lease, cancel, retries, host lease, idle gate — lives in
+one file each here, and the worker chains them in a fixed order (workers/service.py):
+
+- `before_cell(job)`: may raise `Refused` (never run; reported) or `Dropped` (a duplicate,
+  replay or cancelled cell: not run, nothing to report);
+- `around_command(job, command, proceed)`: wraps each command the cell runs (build, warm-up,
+  measured run, profile step); calls `proceed()` zero or more times and returns the Run;
+- `on_failure(job, failure)`: the cell failed (before `after_cell`);
+- `after_cell(job, result)`: the attempt's result is stored; report it.
+"""
+
+from collections.abc import Callable, Sequence
+
+from jobs.attempts import AttemptResult, Run
+from jobs.readings import Failure
+from workers.execute import Command
+from workers.job import Job
+
+Proceed = Callable[[], Run]
+
+
+class Refused(Exception):
+    """A message that must not run: unsigned, tampered, foreign, outside the allow-list."""
+
+
+class Dropped(Exception):
+    """A cell that is not run now (a duplicate, a replay, cancelled, no longer needed)."""
+
+
+class Hook:
+    def before_cell(self, job: Job) -> None:
+        pass
+
+    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+        return proceed()
+
+    def on_failure(self, job: Job, failure: Failure) -> None:
+        pass
+
+    def after_cell(self, job: Job, result: AttemptResult) -> None:
+        pass
+
+
+class Chain:
+    """The hooks in order: the first hook's around_command is the outermost."""
+
+    def __init__(self, hooks: Sequence[Hook]) -> None:
+        self.hooks = list(hooks)
+
+    def before_cell(self, job: Job) -> None:
+        for hook in self.hooks:
+            hook.before_cell(job)
+
+    def command(self, job: Job, command: Command, innermost: Proceed) -> Run:
+        proceed = innermost
+        for hook in reversed(self.hooks):
+            proceed = _bind(hook, job, command, proceed)
+        return proceed()
+
+    def on_failure(self, job: Job, failure: Failure) -> None:
+        for hook in self.hooks:
+            hook.on_failure(job, failure)
+
+    def after_cell(self, job: Job, result: AttemptResult) -> None:
+        for hook in self.hooks:
+            hook.after_cell(job, result)
+
+
+def _bind(hook: Hook, job: Job, command: Command, proceed: Proceed) -> Proceed:
+    return lambda: hook.around_command(job, command, proceed)

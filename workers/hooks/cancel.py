@@ -1,0 +1,62 @@
+"""Cancel: `benchfleet cancel` marks cells and tells the worker running one; the worker kills
+the command's process group at once and the cell ends `cancelled`.
+
+The worker hears it on its control channel (Redis pub/sub), whose socket sits beside the
+child's pidfd in the one poll() the worker blocks in: no wake-up unless a message arrives.
+Cancels sent while the worker could not hear them are read between commands.
+"""
+
+import json
+import logging
+
+import redis
+
+from jobs.attempts import Run
+from workers.execute import Cancelled, Command
+from workers.fleet.leases import worker_key
+from workers.fleet.state import key
+from workers.hooks import Hook, Proceed
+from workers.job import Job
+
+log = logging.getLogger(__name__)
+
+
+def control_channel(worker: str) -> str:
+    return f"{worker_key(worker)}:control"
+
+
+def cancel_set(sweep_id: str) -> str:
+    return key(sweep_id, "cancel")
+
+
+class Cancel(Hook):
+    def __init__(self, client: redis.Redis, worker: str) -> None:
+        self.client = client
+        self.pubsub = client.pubsub(ignore_subscribe_messages=True)
+        self.pubsub.subscribe(control_channel(worker))
+        self.heard: set[tuple[str, str]] = set()
+
+    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+        self._drain()
+        if self._cancelled(job, ask_redis=True):
+            raise Cancelled(f"cancelled before {command.label}")
+        connection = self.pubsub.connection
+        if connection is not None and connection._sock is not None:
+            command.wake_fd = connection._sock.fileno()
+            command.should_stop = lambda: self._drain() or self._cancelled(job)
+        return proceed()
+
+    def _cancelled(self, job: Job, ask_redis: bool = False) -> bool:
+        if (job.sweep_id, job.cell.id) in self.heard:
+            return True
+        return ask_redis and bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+
+    def _drain(self) -> bool:
+        """Read every control message already here; never blocks."""
+        try:
+            while (message := self.pubsub.get_message(timeout=0)) is not None:
+                data = json.loads(message["data"])
+                self.heard |= {(data["sweep_id"], c) for c in data.get("cancel", [])}
+        except (redis.ConnectionError, redis.TimeoutError, ValueError, KeyError) as error:
+            log.warning("control channel: %s", error)
+        return False

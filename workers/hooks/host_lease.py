@@ -1,0 +1,64 @@
+"""The host lease: one measured command or build per host at a time, across all its workers.
+
+A lock on one file per host (BENCHFLEET_HOST_LOCK), whose descriptor the command inherits:
+if the worker dies and its command lives on as an orphan, the orphan still holds the lease,
+and nothing measures beside it. The holder writes who it is and until when into the file, so
+a worker that waits for it can keep its own lease alive for that long, not forever.
+"""
+
+import fcntl
+import json
+import os
+import time
+from pathlib import Path
+
+from jobs.attempts import Run
+from workers.execute import Command
+from workers.fleet.leases import MARGIN_S, Lease
+from workers.hooks import Hook, Proceed
+from workers.job import Job
+
+# Roles that load the host and so take the lease (a probe's `--help` is too short to matter).
+HEAVY = ("build", "warmup", "measure", "profile")
+# While waiting for a holder that says nothing about itself, assume this long.
+UNKNOWN_HOLD_S = 4 * 3600.0
+
+
+class HostLease(Hook):
+    def __init__(self, path: Path, lease: Lease, gate_wait_s: float) -> None:
+        self.path, self.lease, self.gate_wait_s = path, lease, gate_wait_s
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+        if command.role not in HEAVY:
+            return proceed()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self._acquire(fd, command)
+            command.pass_fds.append(fd)
+            command.host_lease = True
+            return proceed()
+        finally:
+            # Closing (not unlocking) releases the lock only once an orphaned child that
+            # inherited the descriptor has gone too.
+            os.close(fd)
+
+    def _acquire(self, fd: int, command: Command) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            wait = _holder_until(fd) - time.time()
+            self.lease.renew(max(wait, 0) + command.call.timeout_s + self.gate_wait_s
+                             + MARGIN_S)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        until = time.time() + command.call.timeout_s + self.gate_wait_s + MARGIN_S
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"worker": self.lease.name, "pid": os.getpid(),
+                                  "command": command.label, "until": until}).encode(), 0)
+
+
+def _holder_until(fd: int) -> float:
+    try:
+        return float(json.loads(os.pread(fd, 4096, 0))["until"])
+    except (ValueError, KeyError, TypeError, OSError):
+        return time.time() + UNKNOWN_HOLD_S

@@ -1,0 +1,77 @@
+"""The cell's lease: taken before the cell, renewed before each step, settled after it.
+
+A cell is taken atomically (workers/fleet/state.py): a duplicate, a replay or a cell another
+live worker holds is dropped here. Before each command the worker's lease is set to that
+command's own timeout, plus the idle gate's longest wait, plus a margin; after the cell the
+outcome is accepted only if this worker still holds this attempt.
+"""
+
+import logging
+
+import redis
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
+
+from jobs.attempts import AttemptResult, CellStatus, Run
+from workers.execute import Command
+from workers.fleet.artifacts import ArtifactStore
+from workers.fleet.leases import MARGIN_S, Lease
+from workers.fleet.state import Store
+from workers.hooks import Dropped, Hook, Proceed
+from workers.job import Job
+
+log = logging.getLogger(__name__)
+# Checkout, provenance and the build cache lookup before a cell's first command.
+SETUP_TIMEOUT_S = 1800.0
+# Redis may be away for a while (a restart, a network cut): keep trying this long.
+REDIS_PATIENCE_S = 120.0
+
+
+def redis_retrying() -> Retrying:
+    return Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
+                    stop=stop_after_delay(REDIS_PATIENCE_S),
+                    wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
+
+
+class CellLease(Hook):
+    def __init__(self, store: Store, lease: Lease, artifacts: ArtifactStore,
+                 gate_wait_s: float) -> None:
+        self.store, self.lease, self.gate_wait_s = store, lease, gate_wait_s
+        self.artifacts = artifacts
+
+    def before_cell(self, job: Job) -> None:
+        cell = job.cell
+        for attempt in redis_retrying():
+            with attempt:
+                self.lease.renew(SETUP_TIMEOUT_S + MARGIN_S)
+                taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
+                                        self.lease.name, self.lease.instance)
+        if taken.attempt is None:
+            raise Dropped(taken.why_not or "not taken")
+        job.attempt = taken.attempt
+
+    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+        for attempt in redis_retrying():
+            with attempt:
+                self.lease.renew(command.call.timeout_s + self.gate_wait_s + MARGIN_S)
+        return proceed()
+
+    def after_cell(self, job: Job, result: AttemptResult) -> None:
+        assert job.attempt is not None
+        status: CellStatus = outcome(result)
+        reason = result.failure.reason if result.failure else None
+        for attempt in redis_retrying():
+            with attempt:
+                accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
+                                             self.lease.instance, job.attempt, status, reason)
+                self.lease.renew(SETUP_TIMEOUT_S + MARGIN_S)
+        if not accepted:
+            log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
+                        job.cell.id, job.attempt)
+        elif result.failure is None or result.failure.kind != "store":
+            self.artifacts.accept(job.sweep_id, job.cell.id, job.attempt, status)
+
+
+def outcome(result: AttemptResult) -> CellStatus:
+    if result.failure is None:
+        return "done"
+    return {"timeout": "timed_out", "cancelled": "cancelled"}.get(result.failure.kind, "failed")  # type: ignore[return-value]
