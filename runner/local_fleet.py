@@ -29,16 +29,20 @@ class LocalFleet:
         self.env = env or {}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(self, backend: str, name: str) -> subprocess.Popen[bytes]:
+    def start(self, backend: str, name: str, settings: Settings | None = None,
+              wrap: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+        """A worker process; `wrap` runs it inside another command (`ip netns exec NS`)."""
         self.logs.mkdir(parents=True, exist_ok=True)
         log = (self.logs / f"worker-{name}-{backend}.log").open("ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "runner.cli", "worker", "--backend", backend, "--name", name],
-            env={**os.environ, **settings_env(self.settings), **self.env},
+            [*wrap, sys.executable, "-m", "runner.cli", "worker", "--backend", backend,
+             "--name", name],
+            env={**os.environ, **settings_env(settings or self.settings), **self.env},
             stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
-        self.procs[f"{name}/{backend}"] = proc
+        key = f"{name}/{backend}"
+        self.procs[key if key not in self.procs else f"{key}#{len(self.procs)}"] = proc
         return proc
 
     def stop(self) -> None:

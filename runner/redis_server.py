@@ -24,10 +24,12 @@ def free_port() -> int:
 class RedisServer:
     """AOF on (fsync every second): a restart keeps sweeps, states and attempt counters."""
 
-    def __init__(self, workdir: Path, port: int = 0, password: str | None = None) -> None:
+    def __init__(self, workdir: Path, port: int = 0, password: str | None = None,
+                 bind: tuple[str, ...] = ("127.0.0.1",)) -> None:
         self.workdir = workdir
         self.port = port
         self.password = password
+        self.bind = bind
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -48,7 +50,7 @@ class RedisServer:
         self.port = self.port or free_port()
         auth = ["--requirepass", self.password] if self.password else []
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            [binary, "--port", str(self.port), "--bind", *self.bind, "--save", "",
              "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(self.workdir),
              "--logfile", str(self.workdir / "redis.log"), *auth],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)

@@ -77,17 +77,19 @@ def start(settings: Settings, backend: str, name: str) -> Context:
         raise UserError(str(taken)) from None
     if held:
         log.warning("worker %s took over from its dead predecessor: %d cells queued again",
-                    name, take_over(store, held))
+                    name, take_over(store, held, settings.max_attempts))
     artifacts = open_store(settings.artifacts)
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
+    slack = gate.max_wait_s + settings.lease_margin_s
     hooks = Chain([SignatureCheck(verifier(settings.verify_key), store, name),
                    Cancel(client, name), Retries(),
-                   CellLease(store, lease, artifacts, gate.max_wait_s),
-                   HostLease(settings.host_lock, lease, gate.max_wait_s), IdleGate(gate)])
+                   CellLease(store, lease, artifacts, slack),
+                   HostLease(settings.host_lock, lease, slack), IdleGate(gate)])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue), workspace=Workspace(workspace),
-                   artifacts=artifacts, state=store, lease=lease, hooks=hooks)
+                   artifacts=artifacts, state=store, lease=lease, hooks=hooks,
+                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s)
 
 
 def register(app: Celery, ctx: Context) -> None:
@@ -116,7 +118,7 @@ def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:
 def _idle_tick(ctx: Context) -> None:
     try:
         ctx.lease.renew(IDLE_TTL_S)
-        recovered = recover(ctx.state)
+        recovered = recover(ctx.state, ctx.max_attempts, ctx.lost_after_s)
         if recovered.requeued or recovered.failed or recovered.lost_messages:
             log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
                         "messages", recovered.requeued, recovered.failed,

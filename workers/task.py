@@ -47,6 +47,8 @@ class Context:
     state: Store
     lease: Lease
     hooks: Chain
+    max_attempts: int = 3
+    lost_after_s: float = 30.0
 
 
 def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]]) -> str:
@@ -71,10 +73,14 @@ def run_one(ctx: Context, job: Job) -> str:
     except (Refused, Dropped) as why:
         log.info("cell not run: %s", why)
         return f"not run ({why})"
-    job.staging = ctx.artifacts.staging()
-    reading, failure = measure(ctx, job)
-    result = _result(ctx, job, reading, failure)
-    result = _push(ctx, job, result)
+    try:
+        job.staging = ctx.artifacts.staging()
+    except OSError as error:
+        failure = Failure(kind="store", reason=f"cannot stage the attempt's artifacts on "
+                          f"{ctx.name}: {error.strerror or error}")
+        result = _result(ctx, job, None, failure)
+    else:
+        result = _push(ctx, job, _result(ctx, job, *measure(ctx, job)))
     if result.failure:
         ctx.hooks.on_failure(job, result.failure)
     ctx.hooks.after_cell(job, result)

@@ -21,11 +21,12 @@ from workers.fleet.state import Store
 @click.option("--watch", "follow", is_flag=True, help="follow until every cell has ended")
 def command(sweep: str | None, follow: bool) -> int:
     """Show a sweep's cells (the newest sweep by default); SWEEP is an id or a unique prefix."""
-    store = Store.connect(load_settings().redis_url)
+    settings = load_settings()
+    store = Store.connect(settings.redis_url)
     sweep_id = store.resolve(sweep)
     _, cells, _ = store.sweep(sweep_id)
     console = Console()
-    recovered = recover(store)
+    recovered = recover(store, settings.max_attempts, settings.lost_after_s)
     if recovered.requeued or recovered.failed or recovered.lost_messages:
         console.print(f"re-queued {recovered.requeued} cells of workers whose lease expired "
                       f"({recovered.failed} failed after their last attempt) and "

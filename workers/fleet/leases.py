@@ -17,8 +17,6 @@ from workers.fleet.state import PREFIX, WORKERS, epoch, lua, now
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
 IDLE_TTL_S = 30.0
 IDLE_RENEW_S = 10.0
-# Added to a step's own timeout: the time to notice the end of a command and renew.
-MARGIN_S = 15.0
 
 
 

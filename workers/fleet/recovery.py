@@ -15,10 +15,10 @@ from workers.fleet.messages import PENDING, GroupMessage, publish, task_ids
 from workers.fleet.queues import backend_queue
 from workers.fleet.state import Store, epoch
 
-# A cell may be started this many times before a lost worker fails it for good.
+# Defaults of the settings max_attempts and lost_after_s: a message is "lost" only if it is
+# still missing from its queue after this long (a worker that has just popped it may not yet
+# have said so).
 MAX_ATTEMPTS = 3
-# A published message is "lost" only if it is still missing from its queue after this long
-# (a worker that has just popped it may not yet have said so).
 LOST_AFTER_S = 30.0
 
 
@@ -29,12 +29,13 @@ class Recovered:
     lost_messages: int
 
 
-def recover(store: Store, max_attempts: int = MAX_ATTEMPTS) -> Recovered:
+def recover(store: Store, max_attempts: int = MAX_ATTEMPTS,
+            lost_after_s: float = LOST_AFTER_S) -> Recovered:
     requeued = failed = 0
     for held in claim_expired(store.r):
         again, gone = _requeue_held(store, held, "lost its lease", max_attempts)
         requeued, failed = requeued + again, failed + gone
-    lost = _lost_messages(store)
+    lost = _lost_messages(store, lost_after_s)
     return Recovered(requeued, failed, lost)
 
 
@@ -56,11 +57,11 @@ def _requeue_held(store: Store, held: Held, why: str, max_attempts: int) -> tupl
     return len(again), failed
 
 
-def _lost_messages(store: Store) -> int:
+def _lost_messages(store: Store, lost_after_s: float) -> int:
     """Messages published but neither in their queue nor received by a worker."""
     pending = store.r.hgetall(PENDING)
     old = {tid: json.loads(v) for tid, v in pending.items()
-           if json.loads(v)["at"] < epoch() - LOST_AFTER_S}
+           if json.loads(v)["at"] < epoch() - lost_after_s}
     if not old:
         return 0
     queued: set[str] = set()

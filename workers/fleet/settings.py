@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     idle_max_wait_s: float = 600.0
     idle_gap_s: float = 300.0
     idle_interval_s: float = 5.0
+    # Added to a step's own timeout in its lease: time to notice a command's end and renew.
+    lease_margin_s: float = 15.0
+    # A cell may be started this many times before a lost worker fails it for good.
+    max_attempts: int = 3
+    # A published message still missing from its queue this long after is lost: queue again.
+    lost_after_s: float = 30.0
     # The SSH key the SFTP artifact store authenticates with (an sftp:// BENCHFLEET_ARTIFACTS).
     ssh_key: Path | None = None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jobs.attempts import Run
 from workers.execute import Command
-from workers.fleet.leases import MARGIN_S, Lease
+from workers.fleet.leases import Lease
 from workers.hooks import Hook, Proceed
 from workers.job import Job
 
@@ -25,8 +25,8 @@ UNKNOWN_HOLD_S = 4 * 3600.0
 
 
 class HostLease(Hook):
-    def __init__(self, path: Path, lease: Lease, gate_wait_s: float) -> None:
-        self.path, self.lease, self.gate_wait_s = path, lease, gate_wait_s
+    def __init__(self, path: Path, lease: Lease, slack_s: float) -> None:
+        self.path, self.lease, self.slack_s = path, lease, slack_s
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
@@ -48,10 +48,9 @@ class HostLease(Hook):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             wait = _holder_until(fd) - time.time()
-            self.lease.renew(max(wait, 0) + command.call.timeout_s + self.gate_wait_s
-                             + MARGIN_S)
+            self.lease.renew(max(wait, 0) + command.call.timeout_s + self.slack_s)
             fcntl.flock(fd, fcntl.LOCK_EX)
-        until = time.time() + command.call.timeout_s + self.gate_wait_s + MARGIN_S
+        until = time.time() + command.call.timeout_s + self.slack_s
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"worker": self.lease.name, "pid": os.getpid(),
                                   "command": command.label, "until": until}).encode(), 0)

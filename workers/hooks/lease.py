@@ -2,8 +2,8 @@
 
 A cell is taken atomically (workers/fleet/state.py): a duplicate, a replay or a cell another
 live worker holds is dropped here. Before each command the worker's lease is set to that
-command's own timeout, plus the idle gate's longest wait, plus a margin; after the cell the
-outcome is accepted only if this worker still holds this attempt.
+command's own timeout plus a slack (the idle gate's longest wait and the lease margin); after
+the cell the outcome is accepted only if this worker still holds this attempt.
 """
 
 import logging
@@ -14,7 +14,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 from jobs.attempts import AttemptResult, CellStatus, Run
 from workers.execute import Command
 from workers.fleet.artifacts import ArtifactStore
-from workers.fleet.leases import MARGIN_S, Lease
+from workers.fleet.leases import Lease
 from workers.fleet.state import Store
 from workers.hooks import Dropped, Hook, Proceed
 from workers.job import Job
@@ -34,15 +34,16 @@ def redis_retrying() -> Retrying:
 
 class CellLease(Hook):
     def __init__(self, store: Store, lease: Lease, artifacts: ArtifactStore,
-                 gate_wait_s: float) -> None:
-        self.store, self.lease, self.gate_wait_s = store, lease, gate_wait_s
+                 slack_s: float) -> None:
+        # slack: beyond a command's own timeout, the idle gate's longest wait and a margin
+        self.store, self.lease, self.slack_s = store, lease, slack_s
         self.artifacts = artifacts
 
     def before_cell(self, job: Job) -> None:
         cell = job.cell
         for attempt in redis_retrying():
             with attempt:
-                self.lease.renew(SETUP_TIMEOUT_S + MARGIN_S)
+                self.lease.renew(SETUP_TIMEOUT_S + self.slack_s)
                 taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
                                         self.lease.name, self.lease.instance)
         if taken.attempt is None:
@@ -52,7 +53,7 @@ class CellLease(Hook):
     def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
         for attempt in redis_retrying():
             with attempt:
-                self.lease.renew(command.call.timeout_s + self.gate_wait_s + MARGIN_S)
+                self.lease.renew(command.call.timeout_s + self.slack_s)
         return proceed()
 
     def after_cell(self, job: Job, result: AttemptResult) -> None:
@@ -63,7 +64,7 @@ class CellLease(Hook):
             with attempt:
                 accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
                                              self.lease.instance, job.attempt, status, reason)
-                self.lease.renew(SETUP_TIMEOUT_S + MARGIN_S)
+                self.lease.renew(SETUP_TIMEOUT_S + self.slack_s)
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         job.cell.id, job.attempt)

@@ -1,0 +1,146 @@
+"""A small fleet for one fault: private Redis with AOF, the stand-in target, workers started and
+killed at will, and the checks every fault must pass (every cell final, at most one accepted
+measurement per cell and generation, every stored artifact verifying against its sha256)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from jobs.attempts import FINAL
+from runner.local_fleet import LocalFleet
+from runner.redis_server import RedisServer
+from runner.target import DEMO_MODELS, make_models, make_target_repo
+from tests.integration.conftest import cli, fleet_settings
+from workers.fleet.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
+
+CATALOGUE = Path(__file__).parent / "catalogue.yaml"
+# A fault scenario that has not ended by then has failed (bounded, never a fixed sleep).
+DEADLINE_S = 180.0
+
+
+@dataclass
+class Lab:
+    root: Path
+    server: RedisServer
+    settings: Settings
+    fleet: LocalFleet
+    repo: Path
+    shas: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def store(self) -> Store:
+        return Store.connect(self.settings.redis_url)
+
+    def sweep(self, name: str, recipe: str = "bench", build: str = "tinymoe-build",
+              n: int = 3, warmup: int = 0, params: dict[str, object] | None = None,
+              backend: str = "cpu", arms: int = 1) -> str:
+        spec = {"name": name, "target": {"repo": str(self.repo), "commits": "main"},
+                "models": ["tinymoe-a3"], "backends": {backend: {"build": build}},
+                "arms": [{"name": f"arm{i}", "recipe": recipe, "baseline": i == 0,
+                          "params": params or {}} for i in range(arms)],
+                "n": n, "warmup": warmup}
+        path = self.root / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        done = cli(self.settings, "submit", str(path))
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    def wait(self, sweep_id: str, until: Callable[[dict[str, str]], bool] | None = None,
+             deadline_s: float = DEADLINE_S) -> float:
+        """Seconds until `until(states)` (default: every cell final), following events."""
+        start = time.monotonic()
+        events = self.store.events(sweep_id, timeout_s=1.0)
+        check = until or (lambda states: all(s in FINAL for s in states.values()))
+        while not check({c: s.status for c, s in self.store.states(sweep_id).items()}):
+            assert time.monotonic() - start < deadline_s, (
+                f"{sweep_id} did not get there: {self.store.states(sweep_id)}")
+            next(events)
+        events.close()
+        return time.monotonic() - start
+
+    def verify(self, sweep_id: str) -> dict[str, int]:
+        """The checks every fault ends with; returns the accepted attempt of every done cell."""
+        store, artifacts = self.store, LocalStore(Path(self.settings.artifacts))
+        states = store.states(sweep_id)
+        assert all(s.status in FINAL for s in states.values()), states
+        accepted = {}
+        for entry in store.log(sweep_id):
+            if entry["status"] == "done":
+                key = (entry["cell"], entry["generation"])
+                assert key not in accepted, f"two accepted measurements for {key}"
+                accepted[key] = int(entry["attempt"])
+        for cell_id, state in states.items():
+            for attempt in artifacts.attempts(sweep_id, cell_id):
+                try:
+                    artifacts.read(sweep_id, cell_id, attempt)
+                except CorruptArtifact as error:
+                    raise AssertionError(f"artifact does not verify: {error}") from None
+            if state.status == "done":
+                marker = artifacts.get_json(sweep_id, f"{cell_id}/accepted.json")
+                assert marker == {"attempt": state.attempt, "status": "done"}, marker
+                assert accepted[(cell_id, state.generation)] == state.attempt
+        return {cell: a for (cell, _), a in accepted.items()}
+
+
+@contextmanager
+def lab(root: Path, **settings: object) -> Iterator[Lab]:
+    repo = root / "target"
+    shas = make_target_repo(repo)
+    make_models(root / "models", DEMO_MODELS)
+    with RedisServer(root / "redis") as server:
+        config = fleet_settings(root, server.url, catalogue=CATALOGUE, **settings)
+        fleet = LocalFleet(config, root / "logs")
+        try:
+            yield Lab(root, server, config, fleet, repo, shas)
+        finally:
+            fleet.stop()
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def descendants_gone(pids: list[int]) -> bool:
+    return all(not Path(f"/proc/{p}").exists() or _zombie(p) for p in pids)
+
+
+def commands_of(worker_pid: int) -> list[int]:
+    """Pids of processes whose parent is the worker (its running command, if any)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == worker_pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def python() -> str:
+    return sys.executable
+
+
+def read_log(lab: Lab, sweep_id: str) -> list[dict[str, object]]:
+    return [json.loads(json.dumps(e)) for e in lab.store.log(sweep_id)]
