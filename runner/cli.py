@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error), USAGE)
     except redis.ConnectionError:
         return _fail(_unreachable(), USAGE)
+    except redis.ResponseError as error:  # NOAUTH, WRONGPASS, DENIED (protected mode)
+        return _fail(_refused(error), USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted; stopped what it had started", INTERRUPTED)
     return int(code or 0)
@@ -71,6 +73,14 @@ def _unreachable() -> str:
     url = redacted(load_settings().redis_url)
     return (f"cannot reach Redis at BENCHFLEET_REDIS_URL ({url}); start redis-server or point "
             "the variable at a running one")
+
+
+def _refused(error: redis.ResponseError) -> str:
+    from workers.fleet.settings import load_settings, redacted
+
+    first = str(error).split(". ")[0].split(" NOTE")[0]
+    return (f"Redis at BENCHFLEET_REDIS_URL ({redacted(load_settings().redis_url)}) refused: "
+            f"{first}; check the password in the URL")
 
 
 def _fail(sentence: str, code: int) -> int:

@@ -84,10 +84,11 @@ def start(settings: Settings, backend: str, name: str) -> Context:
     slack = gate.max_wait_s + settings.lease_margin_s
     hooks = Chain([SignatureCheck(verifier(settings.verify_key), store, name),
                    Cancel(client, name), Retries(),
-                   CellLease(store, lease, artifacts, slack),
+                   CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
                    HostLease(settings.host_lock, lease, slack), IdleGate(gate)])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
-                   catalogue=load_catalogue(settings.catalogue), workspace=Workspace(workspace),
+                   catalogue=load_catalogue(settings.catalogue),
+                   workspace=Workspace(workspace, settings.setup_timeout_s),
                    artifacts=artifacts, state=store, lease=lease, hooks=hooks,
                    max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s)
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
 from jobs.attempts import BuildInfo, Run
 from jobs.parsers.exits import failed_exit, last_line
 from jobs.readings import Failure
@@ -38,8 +40,9 @@ class Build:
 
 
 class Workspace:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, git_timeout_s: float = 600.0) -> None:
         self.root = root
+        self.git_timeout_s = git_timeout_s
         self._known: dict[tuple[str, str], tuple[str, Path]] = {}
 
     def checkout(self, repo: str, commit: str) -> tuple[str, Path]:
@@ -73,20 +76,21 @@ class Workspace:
         mirror = self.root / "mirrors" / f"{key}.git"
         with held(self.root / "locks" / f"repo-{key}.lock"):
             if not mirror.exists():
-                _clone(repo, mirror)
+                _clone(repo, mirror, self.git_timeout_s)
             # A sha already here cannot change; a branch or tag might have moved.
             sha = _rev_parse(mirror, commit) if _SHA.match(commit) else None
             if sha is None:
-                _git(mirror, "fetch", "--prune", "--quiet", "origin", what=f"fetch {repo}")
+                _git(["fetch", "--prune", "--quiet", "origin"], f"fetch {repo}",
+                     self.git_timeout_s, mirror)
                 sha = _rev_parse(mirror, commit)
             if sha is None:
                 raise CellFailure(Failure(kind="setup", reason=f"commit {commit!r} not found "
                                           f"in {repo} (after fetching it)"))
             tree = self.root / "trees" / key / sha
             if not tree.exists():
-                _git(mirror, "worktree", "prune", what="prune worktrees")
-                _git(mirror, "worktree", "add", "--detach", "--quiet", str(tree), sha,
-                     what=f"check out {sha[:12]}")
+                _git(["worktree", "prune"], "prune worktrees", self.git_timeout_s, mirror)
+                _git(["worktree", "add", "--detach", "--quiet", str(tree), sha],
+                     f"check out {sha[:12]}", self.git_timeout_s, mirror)
         return sha, tree
 
     def build_dir(self, repo: str, sha: str, backend: str, recipe: str) -> Path:
@@ -153,15 +157,11 @@ def _key(repo: str) -> str:
     return f"{name}-{hashlib.sha256(repo.encode()).hexdigest()[:10]}"
 
 
-def _clone(repo: str, mirror: Path) -> None:
+def _clone(repo: str, mirror: Path, timeout_s: float) -> None:
     temp = mirror.with_name(mirror.name + ".partial")
     shutil.rmtree(temp, ignore_errors=True)
     temp.parent.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(["git", "clone", "--mirror", "--quiet", repo, str(temp)],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CellFailure(Failure(kind="setup", reason=f"cannot clone {repo}: "
-                                  f"{last_line(result.stderr) or 'git clone failed'}"))
+    _git(["clone", "--mirror", "--quiet", repo, str(temp)], f"clone {repo}", timeout_s)
     os.rename(temp, mirror)
 
 
@@ -171,12 +171,40 @@ def _rev_parse(mirror: Path, commit: str) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def _git(mirror: Path, *args: str, what: str) -> None:
-    result = subprocess.run(["git", "--git-dir", str(mirror), *args],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CellFailure(Failure(kind="setup", reason=f"cannot {what}: "
-                                  f"{last_line(result.stderr) or 'git failed'}"))
+# What git prints when the network, not the request, failed: worth trying again.
+_TRANSIENT_GIT = re.compile(
+    r"could not resolve host|connection (timed out|reset|refused)|early eof|rpc failed|"
+    r"the remote end hung up|unable to access|operation timed out|temporary failure",
+    re.IGNORECASE)
+GIT_TRIES = 4
+
+
+class _TransientGit(Exception):
+    pass
+
+
+def _git(args: list[str], what: str, timeout_s: float, mirror: Path | None = None) -> None:
+    argv = ["git", *(["--git-dir", str(mirror)] if mirror else []), *args]
+
+    @retry(retry=retry_if_exception_type(_TransientGit), stop=stop_after_attempt(GIT_TRIES),
+           wait=wait_exponential_jitter(initial=1, max=30), reraise=True)
+    def once() -> None:
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise _TransientGit(f"git {args[0]} took longer than {timeout_s:g} s") from None
+        if result.returncode == 0:
+            return
+        line = last_line(result.stderr) or f"git {args[0]} failed"
+        if _TRANSIENT_GIT.search(result.stderr):
+            raise _TransientGit(line)
+        raise CellFailure(Failure(kind="setup", reason=f"cannot {what}: {line}"))
+
+    try:
+        once()
+    except _TransientGit as error:
+        raise CellFailure(Failure(kind="setup", reason=f"cannot {what} after {GIT_TRIES} "
+                                  f"tries: {error}")) from None
 
 
 def _write_json(path: Path, data: dict[str, object]) -> None:

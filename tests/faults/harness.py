@@ -95,11 +95,12 @@ class Lab:
 
 
 @contextmanager
-def lab(root: Path, **settings: object) -> Iterator[Lab]:
+def lab(root: Path, bind: tuple[str, ...] = ("127.0.0.1",), password: str | None = None,
+        **settings: object) -> Iterator[Lab]:
     repo = root / "target"
     shas = make_target_repo(repo)
     make_models(root / "models", DEMO_MODELS)
-    with RedisServer(root / "redis") as server:
+    with RedisServer(root / "redis", bind=bind, password=password) as server:
         config = fleet_settings(root, server.url, catalogue=CATALOGUE, **settings)
         fleet = LocalFleet(config, root / "logs")
         try:
@@ -129,6 +130,24 @@ def commands_of(worker_pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == worker_pid:
                 found.append(int(entry.name))
     return found
+
+
+def wait_for_command(worker_pid: int, text: str, deadline_s: float = 60.0) -> list[int]:
+    """Until the worker runs a command whose command line holds `text`; its pids."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        found = [p for p in commands_of(worker_pid) if text.encode() in _cmdline(p)]
+        if found:
+            return found
+        time.sleep(0.05)  # waiting on another process to start, not standing in for work
+    raise AssertionError(f"worker {worker_pid} never ran a command with {text!r}")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _zombie(pid: int) -> bool:

@@ -67,7 +67,7 @@ def fleet_settings(root: Path, redis_url: str, **overrides: object) -> Settings:
         redis_url=redis_url, artifacts=root / "artifacts", workspace=root / "workspace",
         models_dir=root / "models", signing_key=keys / "coordinator.pem",
         verify_key=keys / "coordinator.pub", host_lock=root / "host.lock",
-        idle_max_wait_s=GATE_CAP_S, idle_interval_s=0.2, lease_margin_s=3.0)
+        idle_max_wait_s=GATE_CAP_S, idle_interval_s=0.2, lease_margin_s=3.0, setup_timeout_s=20.0)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
 

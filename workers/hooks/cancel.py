@@ -49,7 +49,14 @@ class Cancel(Hook):
     def _cancelled(self, job: Job, ask_redis: bool = False) -> bool:
         if (job.sweep_id, job.cell.id) in self.heard:
             return True
-        return ask_redis and bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+        if not ask_redis:
+            return False
+        try:
+            return bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            # Unreachable Redis cannot say; the lease decides next whether this cell is ours.
+            log.warning("cannot read cancels from Redis: %s", error)
+            return False
 
     def _drain(self) -> bool:
         """Read every control message already here; never blocks."""

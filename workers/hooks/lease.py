@@ -20,8 +20,6 @@ from workers.hooks import Dropped, Hook, Proceed
 from workers.job import Job
 
 log = logging.getLogger(__name__)
-# Checkout, provenance and the build cache lookup before a cell's first command.
-SETUP_TIMEOUT_S = 1800.0
 # Redis may be away for a while (a restart, a network cut): keep trying this long.
 REDIS_PATIENCE_S = 120.0
 
@@ -34,16 +32,17 @@ def redis_retrying() -> Retrying:
 
 class CellLease(Hook):
     def __init__(self, store: Store, lease: Lease, artifacts: ArtifactStore,
-                 slack_s: float) -> None:
-        # slack: beyond a command's own timeout, the idle gate's longest wait and a margin
-        self.store, self.lease, self.slack_s = store, lease, slack_s
+                 slack_s: float, setup_s: float) -> None:
+        # slack: beyond a command's own timeout, the idle gate's longest wait and a margin;
+        # setup: checkout, provenance and the build-cache lookup before the first command
+        self.store, self.lease, self.slack_s, self.setup_s = store, lease, slack_s, setup_s
         self.artifacts = artifacts
 
     def before_cell(self, job: Job) -> None:
         cell = job.cell
         for attempt in redis_retrying():
             with attempt:
-                self.lease.renew(SETUP_TIMEOUT_S + self.slack_s)
+                self.lease.renew(self.setup_s + self.slack_s)
                 taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
                                         self.lease.name, self.lease.instance)
         if taken.attempt is None:
@@ -64,7 +63,7 @@ class CellLease(Hook):
             with attempt:
                 accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
                                              self.lease.instance, job.attempt, status, reason)
-                self.lease.renew(SETUP_TIMEOUT_S + self.slack_s)
+                self.lease.renew(self.setup_s + self.slack_s)
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         job.cell.id, job.attempt)
