@@ -12,7 +12,8 @@ SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 # sshd refuses to start without its privilege-separation directory (systemd creates it at boot).
 PRIVSEP_DIR = Path("/run/sshd")
 START_DEADLINE_S = 10.0
-INSTALL_HINT = "install it with `apt-get install openssh-server openssh-client` (./install.sh --test)"
+INSTALL_HINT = ("install it with `apt-get install openssh-server openssh-client` "
+                "(./install.sh --test does)")
 
 
 def missing_sshd() -> str | None:

@@ -1,0 +1,28 @@
+"""Namespace hosts with real sshd servers; skipped, with the reason, where they cannot exist."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.netns import Lab, missing_netns
+from tests.hosts.sshd import keygen, missing_sshd
+
+
+@pytest.fixture(scope="session")
+def hosts_possible() -> None:
+    reason = missing_netns() or missing_sshd()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def client_key(hosts_possible: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The key the coordinator (and every worker, for the store) logs in with."""
+    return keygen(tmp_path_factory.mktemp("client") / "id_ed25519")
+
+
+@pytest.fixture(scope="module")
+def lab(hosts_possible: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with Lab(tmp_path_factory.mktemp("lab")) as lab:
+        yield lab
