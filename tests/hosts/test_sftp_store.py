@@ -141,13 +141,19 @@ def test_corrupted_remote_file_fails_read(on: Callable[[str], Client], store_lab
                 "decode.stdout").exists(), "a file that failed its check is not kept"
 
 
-def test_unknown_host_key_is_refused(store_lab: Lab, client_key: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("known", "sentence"), [("", "host key is not in"),
+                                                 (None, "no known_hosts file at")])
+def test_unknown_host_key_is_refused(store_lab: Lab, client_key: Path, tmp_path: Path,
+                                     known: str | None, sentence: str) -> None:
+    path = tmp_path / "known_hosts"
+    if known is not None:
+        path.write_text(known)
     env = {**client_env(store_lab, client_key, tmp_path / "cache"),
-           "BENCHFLEET_SSH_KNOWN_HOSTS": str(tmp_path / "empty_known_hosts")}
+           "BENCHFLEET_SSH_KNOWN_HOSTS": str(path)}
     done = store_lab.hosts["coord"].run(sys.executable, "-m", "tests.hosts.store_client",
                                         "attempts", "s1", "c1", env=env, cwd=ROOT)
     assert done.returncode == 1
-    assert "host key is not in" in done.stderr and "Traceback" not in done.stderr
+    assert sentence in done.stderr and "Traceback" not in done.stderr
 
 
 def _wait_for_partial(staging_root: Path, before: set[Path],
