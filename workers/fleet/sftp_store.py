@@ -34,15 +34,15 @@ from workers.fleet.artifacts import MANIFEST, CorruptArtifact, sha256_file
 CIPHERS = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
            "aes128-ctr", "aes256-ctr"]
 CONNECT_TIMEOUT_S = 15.0
-# Hashes files on the storage host: python3, because coreutils' sha256sum is several times
-# slower than OpenSSL's hash and this runs on the publish path.
-_REMOTE_SHA256 = ("import hashlib,json,sys\n"
-                  "def h(p):\n"
-                  " d=hashlib.sha256()\n"
-                  " with open(p,'rb') as f:\n"
-                  "  for b in iter(lambda:f.read(1<<20),b''):d.update(b)\n"
-                  " return d.hexdigest()\n"
-                  "print(json.dumps({p:h(p) for p in sys.argv[1:]}))\n")
+# Hashes the files named on its stdin, on the storage host: python3, because coreutils'
+# sha256sum is several times slower than OpenSSL's hash and this runs on the publish path.
+REMOTE_SHA256 = ("import hashlib,json,sys\n"
+                 "def h(p):\n"
+                 " d=hashlib.sha256();b=bytearray(1<<20);v=memoryview(b)\n"
+                 " with open(p,'rb',buffering=0) as f:\n"
+                 "  while n:=f.readinto(b):d.update(v[:n])\n"
+                 " return d.hexdigest()\n"
+                 "print(json.dumps({p:h(p) for p in sys.stdin.read().splitlines()}))\n")
 T = TypeVar("T")
 
 
@@ -171,6 +171,9 @@ class SftpStore:
         # The manifest is hashed in a thread while the files go out (hashlib releases the GIL).
         hashing = asyncio.create_task(asyncio.to_thread(_manifest, staging))
         sftp = await self._client()
+        assert self._conn is not None
+        # The storage host's hasher starts now, so its start-up overlaps the upload.
+        hasher = await self._conn.create_process(join(["python3", "-c", REMOTE_SHA256]))
         remote = posixpath.join(self.root, ".staging", uuid.uuid4().hex)
         await sftp.makedirs(remote)
         # The tree first, the manifest last: a staging directory without one is incomplete.
@@ -180,21 +183,22 @@ class SftpStore:
         manifest = await hashing
         (staging / MANIFEST).write_text(json.dumps({"files": manifest}, indent=1))
         await sftp.put(str(staging / MANIFEST), posixpath.join(remote, MANIFEST))
-        await self._verify_remote(remote, manifest)
+        await self._verify_remote(hasher, remote, manifest)
         await sftp.makedirs(posixpath.dirname(final), exist_ok=True)
         await sftp.rename(remote, final)  # refused if the attempt exists: never rewritten
 
-    async def _verify_remote(self, remote: str, manifest: dict[str, dict[str, object]]) -> None:
-        if not manifest:
-            return
+    async def _verify_remote(self, hasher: "asyncssh.SSHClientProcess[str]", remote: str,
+                             manifest: dict[str, dict[str, object]]) -> None:
         paths = {posixpath.join(remote, name): name for name in sorted(manifest)}
-        assert self._conn is not None
-        done = await self._conn.run(join(["python3", "-c", _REMOTE_SHA256, *paths]))
+        hasher.stdin.write("".join(f"{path}\n" for path in paths))
+        hasher.stdin.write_eof()
+        out, err = await hasher.stdout.read(), await hasher.stderr.read()
+        done = await hasher.wait()
         if done.exit_status != 0:
             raise UserError(f"hashing the staged attempt on {self.host} failed (exit "
-                            f"{done.exit_status}): {str(done.stderr).strip()[:300]}; the "
-                            "storage host needs python3")
-        found = json.loads(str(done.stdout))
+                            f"{done.exit_status}): {err.strip()[:300]}; the storage host "
+                            "needs python3 3.8 or newer")
+        found = json.loads(out)
         for path, name in paths.items():
             if found.get(path) != manifest[name]["sha256"]:
                 raise CorruptArtifact(f"{self.origin}{path}: the storage host's copy does not "
