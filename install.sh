@@ -20,6 +20,11 @@ else
   missing git && packages="$packages git"
   missing python3 && packages="$packages python3"
   python3 -c "import ensurepip, venv" 2>/dev/null || packages="$packages python3-venv"
+  # --test: real sshd servers for the lab-host tests (tests/hosts) and the SFTP benchmark.
+  if [ "${1:-}" = "--test" ]; then
+    [ -x /usr/sbin/sshd ] || packages="$packages openssh-server"
+    if missing scp; then packages="$packages openssh-client"; fi
+  fi
   if [ -n "$packages" ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $packages

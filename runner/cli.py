@@ -20,7 +20,7 @@ OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 # Subcommands live one per file in runner/commands/; imported only when called, so a quick
 # `status` never pays for celery or matplotlib.
 COMMANDS = ("submit", "status", "sweeps", "rerun", "cancel", "record", "check", "init",
-            "presets", "keys", "worker", "demo")
+            "presets", "keys", "worker", "deploy", "demo")
 
 
 class Commands(click.Group):

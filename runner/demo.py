@@ -68,7 +68,7 @@ def run_demo(root: Path, console: Console) -> Written:
             watch(store, sweep_id, cells, console)
             states = store.states(sweep_id)
             console.print(table(cells, states, f"{sweep_id}: {summary(states)}"))
-            record = gather(store, open_store(settings.artifacts), sweep_id)
+            record = gather(store, open_store(settings.artifacts, settings), sweep_id)
             return write(record, work / "record")
         finally:
             fleet.stop()

@@ -13,7 +13,7 @@ from jobs.check import check_record
 from jobs.errors import UserError
 from jobs.markdown import render
 from jobs.record import Check, Record, build_record
-from workers.fleet.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.artifacts import ArtifactStore, CorruptArtifact
 from workers.fleet.state import Store
 
 
@@ -25,7 +25,7 @@ class Written:
     plots: list[Path]
 
 
-def gather(store: Store, artifacts: LocalStore, sweep_id: str) -> Record:
+def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
     """The sweep's record, with the checker's verdict on it inside."""
     sweep, cells, data = store.sweep(sweep_id)
     states = store.states(sweep_id)

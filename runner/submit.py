@@ -13,7 +13,7 @@ from jobs.envelope import encode, spec_hash
 from jobs.errors import SpecError, UserError
 from jobs.specfile import load, located
 from jobs.sweep import Sweep, catalogue_problems
-from workers.fleet.artifacts import open_store
+from workers.fleet.artifacts import open_store, put_json
 from workers.fleet.catalogue import load_catalogue
 from workers.fleet.keys import Signer, signer
 from workers.fleet.messages import GroupMessage, Signed, publish
@@ -73,7 +73,7 @@ def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
     store = Store.connect(settings.redis_url)
     store.save_sweep(sweep_id, pinned, cells, str(path.resolve()), spec, signed,
                      resolved=resolved)
-    open_store(settings.artifacts).put_json(sweep_id, "sweep.json", {
+    put_json(open_store(settings.artifacts, settings), f"{sweep_id}/sweep.json", {
         "protocol": 1, "sweep_id": sweep_id, "created": now(), "source": str(path.resolve()),
         "resolved": resolved, "spec_hash": spec, "sweep": pinned.model_dump(mode="json"),
         "cells": [c.model_dump(mode="json") for c in cells],

@@ -78,7 +78,7 @@ def start(settings: Settings, backend: str, name: str) -> Context:
     if held:
         log.warning("worker %s took over from its dead predecessor: %d cells queued again",
                     name, take_over(store, held, settings.max_attempts))
-    artifacts = open_store(settings.artifacts)
+    artifacts = open_store(settings.artifacts, settings)
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s

@@ -18,7 +18,7 @@ from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
-from workers.fleet.artifacts import ArtifactExists, LocalStore
+from workers.fleet.artifacts import ArtifactExists, ArtifactStore
 from workers.fleet.leases import IDLE_TTL_S, Lease, LeaseLost
 from workers.fleet.messages import Signed
 from workers.fleet.state import Store, now
@@ -43,7 +43,7 @@ class Context:
     models_dir: Path
     catalogue: Catalogue
     workspace: Workspace
-    artifacts: LocalStore
+    artifacts: ArtifactStore
     state: Store
     lease: Lease
     hooks: Chain

@@ -20,7 +20,7 @@ def command(sweep: str | None, out: Path) -> int:
     settings = load_settings()
     store = Store.connect(settings.redis_url)
     sweep_id = store.resolve(sweep)
-    written = write(gather(store, open_store(settings.artifacts), sweep_id), out)
+    written = write(gather(store, open_store(settings.artifacts, settings), sweep_id), out)
     r = written.record
     console = Console()
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "

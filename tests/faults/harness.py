@@ -20,7 +20,7 @@ from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.target import DEMO_MODELS, make_models, make_target_repo
 from tests.integration.conftest import cli, fleet_settings
-from workers.fleet.artifacts import CorruptArtifact, LocalStore
+from workers.fleet.artifacts import CorruptArtifact, LocalStore, get_json
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
 
@@ -88,7 +88,7 @@ class Lab:
                 except CorruptArtifact as error:
                     raise AssertionError(f"artifact does not verify: {error}") from None
             if state.status == "done":
-                marker = artifacts.get_json(sweep_id, f"{cell_id}/accepted.json")
+                marker = get_json(artifacts, f"{sweep_id}/{cell_id}/accepted.json")
                 assert marker == {"attempt": state.attempt, "status": "done"}, marker
                 assert accepted[(cell_id, state.generation)] == state.attempt
         return {cell: a for (cell, _), a in accepted.items()}

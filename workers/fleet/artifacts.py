@@ -1,18 +1,23 @@
 """The artifact store: per cell and attempt, raw logs, parsed JSON and a sha256 manifest.
 
 An attempt is written into a staging directory and appears whole or not at all (one rename).
-`ArtifactStore` is the interface the task and the record use, so a store on another host
-(over SSH) can stand beside the local one.
+`ArtifactStore` is the interface the task and the record use; `LocalStore` keeps attempts in a
+directory, `SftpStore` (sftp_store.py) on a storage host over SSH.
 """
 
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jobs.errors import UserError
+
+if TYPE_CHECKING:
+    from workers.fleet.settings import Settings
 
 MANIFEST = "manifest.json"
 
@@ -30,9 +35,8 @@ class ArtifactStore(Protocol):
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str: ...
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]: ...
     def read(self, sweep_id: str, cell_id: str, attempt: int) -> dict[str, Path]: ...
-    def put_json(self, sweep_id: str, name: str, data: object) -> None: ...
-    def get_json(self, sweep_id: str, name: str) -> object | None: ...
-    def accept(self, sweep_id: str, cell_id: str, attempt: int, status: str) -> None: ...
+    def put_file(self, local: Path, relative: str) -> str: ...
+    def get_file(self, relative: str, local: Path) -> str: ...
 
 
 class LocalStore:
@@ -46,8 +50,8 @@ class LocalStore:
 
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str:
         files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != MANIFEST)
-        manifest = {str(p.relative_to(staging)): {"sha256": _sha256(p), "bytes": p.stat().st_size}
-                    for p in files}
+        manifest = {str(p.relative_to(staging)): {"sha256": sha256_file(p),
+                                                  "bytes": p.stat().st_size} for p in files}
         _write_atomic(staging / MANIFEST, json.dumps({"files": manifest}, indent=1))
         final = self._dir(sweep_id, cell_id, attempt)
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -61,24 +65,6 @@ class LocalStore:
                     "cell") from None
             raise error
         return str(final)
-
-    def put_json(self, sweep_id: str, name: str, data: object) -> None:
-        """A file beside the sweep's cells (sweep.json, accepted markers), written whole."""
-        path = self.root / sweep_id / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, json.dumps(data, indent=1))
-
-    def get_json(self, sweep_id: str, name: str) -> object | None:
-        try:
-            return json.loads((self.root / sweep_id / name).read_text())
-        except FileNotFoundError:
-            return None
-
-    def accept(self, sweep_id: str, cell_id: str, attempt: int, status: str) -> None:
-        """Record in the store itself which attempt counts, so a record can be made from the
-        store alone when Redis has lost everything."""
-        self.put_json(sweep_id, f"{cell_id}/accepted.json", {"attempt": attempt,
-                                                             "status": status})
 
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
         cell = self.root / sweep_id / cell_id
@@ -96,16 +82,66 @@ class LocalStore:
         paths = {}
         for name, entry in manifest.items():
             path = folder / name
-            if not path.is_file() or _sha256(path) != entry["sha256"]:
+            if not path.is_file() or sha256_file(path) != entry["sha256"]:
                 raise CorruptArtifact(f"{path}: missing or does not match its sha256")
             paths[name] = path
         return paths
+
+    def put_file(self, local: Path, relative: str) -> str:
+        """Copy to `<root>/<relative>`, replacing it whole; returns its sha256."""
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+        shutil.copyfile(local, temp)
+        os.replace(temp, target)
+        return sha256_file(target)
+
+    def get_file(self, relative: str, local: Path) -> str:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.root / relative, local)
+        return sha256_file(local)
 
     def _dir(self, sweep_id: str, cell_id: str, attempt: int) -> Path:
         return self.root / sweep_id / cell_id / f"attempt-{attempt}"
 
 
-def open_store(root: Path) -> LocalStore:
+def put_json(store: ArtifactStore, relative: str, data: object) -> None:
+    """A JSON file beside the attempts (sweep.json, accepted markers), replaced whole."""
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / "data.json"
+        local.write_text(json.dumps(data, indent=1))
+        store.put_file(local, relative)
+
+
+def get_json(store: ArtifactStore, relative: str) -> object | None:
+    """A JSON file beside the attempts, or None when the store has none."""
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / "data.json"
+        try:
+            store.get_file(relative, local)
+        except FileNotFoundError:
+            return None
+        return json.loads(local.read_text())
+
+
+def accept(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int,
+           status: str) -> None:
+    """Record in the store itself which attempt of a cell counts, so a record can be made
+    from the store alone when Redis has lost everything."""
+    put_json(store, f"{sweep_id}/{cell_id}/accepted.json", {"attempt": attempt,
+                                                            "status": status})
+
+
+def open_store(where: "Path | str", settings: "Settings | None" = None) -> ArtifactStore:
+    """The store BENCHFLEET_ARTIFACTS names: a directory, or sftp://USER@HOST[:PORT]/PATH
+    (its key, known_hosts and local cache from `settings`, else from the environment)."""
+    if str(where).startswith("sftp:"):
+        from workers.fleet.settings import load_settings
+        from workers.fleet.sftp_store import SftpStore
+
+        s = settings or load_settings()
+        return SftpStore(str(where), s.artifact_cache, s.ssh_key, s.ssh_known_hosts)
+    root = Path(where)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -114,7 +150,7 @@ def open_store(root: Path) -> LocalStore:
     return LocalStore(root)
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

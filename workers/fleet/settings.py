@@ -1,6 +1,7 @@
 """benchfleet's configuration, in one place: environment variables prefixed BENCHFLEET_."""
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError, field_validator
@@ -12,11 +13,19 @@ _DATA = Path.home() / ".local" / "share" / "benchfleet"
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
+class SftpUrl(str):
+    """`sftp://USER@HOST[:PORT]/PATH`: an artifact store on a storage host (see sftp_store).
+    A str, so it travels through the environment as written; Path() would collapse its `//`."""
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BENCHFLEET_")
+    model_config = SettingsConfigDict(env_prefix="BENCHFLEET_", arbitrary_types_allowed=True)
 
     redis_url: str = "redis://127.0.0.1:6379/0"
-    artifacts: Path = _DATA / "artifacts"
+    # A local directory, or sftp://USER@HOST[:PORT]/PATH (`/~/PATH`: under the login's home).
+    artifacts: Path | SftpUrl = _DATA / "artifacts"
+    # Where an SFTP store keeps a worker's staged attempts and the coordinator's verified copies.
+    artifact_cache: Path = Path.home() / ".cache" / "benchfleet" / "artifacts"
     workspace: Path = Path.home() / ".cache" / "benchfleet" / "workspace"
     models_dir: Path = Path("models")
     catalogue: Path | None = None
@@ -50,6 +59,8 @@ class Settings(BaseSettings):
     lost_after_s: float = 30.0
     # The SSH key the SFTP artifact store authenticates with (an sftp:// BENCHFLEET_ARTIFACTS).
     ssh_key: Path | None = None
+    # The known_hosts file that names the storage host's key (default: ~/.ssh/known_hosts).
+    ssh_known_hosts: Path | None = None
 
     @field_validator("redis_url")
     @classmethod
@@ -63,6 +74,21 @@ class Settings(BaseSettings):
         except ValueError:
             raise ValueError(f"{redacted(value)!r} has a port that is not a number") from None
         return value
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _artifacts(cls, value: Any) -> Any:
+        if not str(value).startswith("sftp:"):
+            return Path(value) if isinstance(value, str) else value
+        parts = urlsplit(str(value))
+        if parts.password is not None:
+            raise ValueError("an sftp:// store takes no password in its URL; name a key in "
+                             "BENCHFLEET_SSH_KEY")
+        if not parts.hostname or not parts.username or len(parts.path) < 2:
+            raise ValueError(f"{value!r} is not an SFTP store; use sftp://USER@HOST[:PORT]/PATH")
+        if _port(str(value)) is None and parts.netloc.rsplit("@", 1)[-1].count(":"):
+            raise ValueError(f"{value!r} has a port that is not a number")
+        return SftpUrl(value)
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -13,7 +13,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 
 from jobs.attempts import AttemptResult, CellStatus, Run
 from workers.execute import Command
-from workers.fleet.artifacts import ArtifactStore
+from workers.fleet.artifacts import ArtifactStore, accept
 from workers.fleet.leases import Lease
 from workers.fleet.state import Store
 from workers.hooks import Dropped, Hook, Proceed
@@ -68,7 +68,7 @@ class CellLease(Hook):
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         job.cell.id, job.attempt)
         elif result.failure is None or result.failure.kind != "store":
-            self.artifacts.accept(job.sweep_id, job.cell.id, job.attempt, status)
+            accept(self.artifacts, job.sweep_id, job.cell.id, job.attempt, status)
 
 
 def outcome(result: AttemptResult) -> CellStatus:
