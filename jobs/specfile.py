@@ -19,7 +19,8 @@ def load(model: type[M], text: str, source: str) -> tuple[M, yaml.Node]:
         raise SpecError([f"{source}:1: the file must be a YAML mapping of keys to values"])
     _reject_duplicate_keys(root, source)
     try:
-        return model.model_validate(yaml.safe_load(text)), root
+        # Strict: `n: "3"` is an error, not 3; YAML already gives numbers as numbers.
+        return model.model_validate(yaml.safe_load(text), strict=True), root
     except ValidationError as error:
         raise SpecError([_problem(source, root, tuple(e["loc"]), _message(e))
                          for e in error.errors()]) from None

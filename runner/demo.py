@@ -1,5 +1,6 @@
 """`benchfleet demo`: private Redis, two local workers, the stand-in target, a real record."""
 
+import secrets
 import signal
 from datetime import datetime
 from pathlib import Path
@@ -8,6 +9,7 @@ from types import FrameType
 import yaml
 from rich.console import Console
 
+from jobs.errors import UserError
 from runner.local_fleet import LocalFleet
 from runner.records import Written, gather, write
 from runner.redis_server import RedisServer
@@ -36,8 +38,13 @@ def run_demo(root: Path, console: Console) -> Written:
     # started; set explicitly because a shell without job control starts us with SIGINT ignored.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
-    work = root / datetime.now().strftime("run-%Y%m%d-%H%M%S")
-    work.mkdir(parents=True)
+    # Two demos started in the same second get their own directories.
+    work = root / f"{datetime.now():run-%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    try:
+        work.mkdir(parents=True)
+    except OSError as error:
+        raise UserError(f"cannot create the demo directory {work} ({error.strerror}); pass "
+                        "--dir with a writable directory") from None
     console.print(f"demo directory: {work}", soft_wrap=True)
     target = work / "target"
     shas = make_target_repo(target)

@@ -54,7 +54,13 @@ def write(record: Record, out: Path) -> Written:
     # brings numpy, whose BLAS starts a thread pool in whatever process imports it.
     from jobs.plot import decode_png, phases_png
 
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} is a file; give -o a directory for the record")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"cannot create {out} ({error.strerror}); give -o a writable "
+                        "directory") from None
     plots = {"decode tok/s per arm": (out / f"{record.sweep_id}.png", decode_png(record))}
     phases = phases_png(record)
     if phases:

@@ -282,3 +282,26 @@ def netns_host() -> Iterator[tuple[str, str, str, str]]:
 def _teardown(ns: str, link: str) -> None:
     subprocess.run(["ip", "link", "del", link], capture_output=True)
     subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_200_mb_of_output_keeps_the_worker_small(tmp_path: Path, matrix: list[dict]) -> None:
+    with lab(tmp_path) as lab_:
+        worker = lab_.fleet.start("cpu", "w1")
+        sweep_id = lab_.sweep("loud", recipe="loud", n=1)
+        lab_.wait(sweep_id)
+        lab_.verify(sweep_id)
+        (state,) = lab_.store.states(sweep_id).values()
+        assert state.status == "done", state.reason
+        peak_mb = _peak_rss_mb(worker.pid)
+        assert peak_mb < 400, f"the worker grew to {peak_mb:.0f} MB reading 200 MB of output"
+        matrix.append({"fault": "200 MB of output, with bytes that are not UTF-8",
+                       "outcome": f"parsed from the log's head and tail; the worker's peak "
+                       f"RSS stayed at {peak_mb:.0f} MB; the whole log kept as an artifact",
+                       "recovery_s": None})
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")

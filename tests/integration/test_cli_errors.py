@@ -45,3 +45,46 @@ def test_missing_file_unknown_sweep_and_unreachable_redis(settings: Settings,
     down = cli(closed, "status")
     assert down.returncode == 2 and "Traceback" not in down.stderr
     assert down.stderr.startswith("benchfleet: cannot reach Redis at BENCHFLEET_REDIS_URL")
+
+
+def test_mistakes_in_paths_and_settings_are_sentences(settings: Settings,
+                                                      tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory\n")
+    cases = {
+        ("record", "-o", str(a_file)): None,
+        ("init", "moe-decode-gap", "--commit", "main", "-o",
+         str(tmp_path / "missing" / "dir" / "s.yaml")): "cannot write",
+        ("demo", "--dir", str(a_file / "sub")): "cannot create the demo directory",
+    }
+    for args, expected in cases.items():
+        done = cli(settings, *args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and done.stderr.startswith("benchfleet: ")
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        if expected:
+            assert expected in done.stderr
+    for url in ("http://127.0.0.1:6379/0", "redis://127.0.0.1:notaport/0", "redis://:s3cret@"):
+        bad = settings.model_copy(update={"redis_url": url})
+        done = cli(bad, "status")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "BENCHFLEET_REDIS_URL" in done.stderr and "s3cret" not in done.stderr
+
+
+def test_record_onto_a_file_says_so(settings: Settings, tmp_path: Path) -> None:
+    from tests.integration.conftest import arms, submit, sweep_file
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    spec = {"name": "onto-file", "target": {"repo": str(tmp_path), "commits": "0" * 40},
+            "models": ["m"], "backends": {"nowhere": {"build": "tinymoe-build"}},
+            "arms": arms("only"), "n": 1}
+    from runner.target import commit_all, git
+
+    git(tmp_path, "init", "--quiet")
+    commit_all(tmp_path, "one commit")
+    spec["target"]["commits"] = git(tmp_path, "rev-parse", "HEAD")  # type: ignore[index]
+    sweep_id = submit(settings, sweep_file(tmp_path, spec))
+    done = cli(settings, "record", sweep_id, "-o", str(a_file))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"benchfleet: {a_file} is a file; give -o a directory for the record")

@@ -73,6 +73,9 @@ class Settings(BaseSettings):
             parts.port  # noqa: B018 - a malformed port raises here, not deep inside redis-py
         except ValueError:
             raise ValueError(f"{redacted(value)!r} has a port that is not a number") from None
+        if parts.scheme != "unix" and not parts.hostname:
+            raise ValueError(f"{redacted(value)!r} names no host; use "
+                             "redis://[:PASSWORD@]HOST:PORT/DB")
         return value
 
     @field_validator("artifacts", mode="before")
