@@ -57,6 +57,8 @@ class Repeats(Strict):
     stopped: Literal["decided", "cap", "waiting"]
     pending: list[str]
     reason: str
+    # Repeats the rule did not need that were measured anyway (a worker that does not skip).
+    ran_anyway: list[int] = []
 
 
 def pending(samples: Samples, baseline: str, aa: str | None = None) -> list[str]:
@@ -103,9 +105,11 @@ def walk(group: Sequence[Slot], readings: Mapping[str, Reading], waiting: set[st
     needed: list[int] = []
     for repeat in range(regular + 1, max_n + 1):
         if not _pending_before(group, readings, repeat):
+            anyway = sorted({c.repeat for c in group if c.repeat >= repeat and c.id in readings})
             return Repeats(regular=regular, max_n=max_n, needed=needed, stopped="decided",
                            pending=[], reason=f"every comparison was decided after repeat "
-                           f"{repeat - 1}; repeats {repeat} to {max_n} were not needed")
+                           f"{repeat - 1}; repeats {repeat} to {max_n} were not needed",
+                           ran_anyway=anyway)
         needed.append(repeat)
         if any(c.id in waiting for c in group if c.repeat == repeat):
             return Repeats(regular=regular, max_n=max_n, needed=needed, stopped="waiting",

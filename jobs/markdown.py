@@ -13,9 +13,9 @@ def render(record: Record, plots: dict[str, str] | None = None, data: str | None
     if record.answer:
         parts += [answer_section(record.answer)]
     parts += [_method(record), _idleness(record)]
-    parts += [_group(record, g) + (_profile(g) if g.profile else "") for g in record.groups]
-    parts += [_plots(plots or {}), _missing(record), _skipped(record), _measurements(record),
-              _hosts(record)]
+    parts += [_group(g) + (_profile(g) if g.profile else "") for g in record.groups]
+    parts += [_plots(record, plots or {}), _missing(record), _skipped(record),
+              _measurements(record), _hosts(record)]
     return "\n".join(p for p in parts if p)
 
 
@@ -148,7 +148,7 @@ def _builds(r: Record) -> str:
 def _cache(r: Record) -> str:
     ms = [m for g in r.groups for m in g.measurements]
     cold = [f"{b.backend} `{b.commit[:12]}` built cold on {b.worker} in "
-            f"{b.wall_s:.0f} s" if b.wall_s is not None else f"{b.backend} built cold"
+            f"{b.wall_s:.1f} s" if b.wall_s is not None else f"{b.backend} built cold"
             for b in r.meta.builds]
     cached = sum(1 for m in ms if m.build_cached)
     jit = sorted({m.jit_cache for m in ms if m.jit_cache})
@@ -206,7 +206,7 @@ def _count(ms: list[Measurement], phrase: str) -> int:
     return sum(1 for m in ms if any(phrase in f for f in m.flags))
 
 
-def _group(r: Record, g: Group) -> str:
+def _group(g: Group) -> str:
     rows = [f"## {g.backend} · {g.model} · `{g.commit}`\n",
             "| arm | n | prompt tok | decode tok/s mean (min to max) | vs baseline "
             "| prefill tok/s mean (min to max) | prefill ms mean (min to max) | vs baseline "
@@ -242,8 +242,9 @@ def _comparisons(g: Group) -> str:
             "| A/A noise floor | answer | why |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row, c in found:
         floor = f"±{c.noise_floor:.1%}" if c.noise_floor is not None else "–"
-        rank = (f"{c.rank.answer} (different at p ≤ {c.rank.alpha:g}, same above "
-                f"{c.rank.same_above:.3f})")
+        same = (f"same above {c.rank.same_above:.3f}" if c.rank.same_above < 1
+                else "same not reachable at these n")
+        rank = f"{c.rank.answer} (different at p ≤ {c.rank.alpha:g}; {same})"
         rows.append(f"| {row.arm} | {c.metric} | {c.n} vs {c.n_baseline} "
                     f"| {'apart' if c.ranges_apart else 'overlap'} | {c.rank.mann_whitney_p:.3g} "
                     f"| {c.rank.ks_p:.3g} | {rank} | {floor} | **{c.answer}** "
@@ -259,14 +260,23 @@ def _repeats(g: Group) -> str:
     if g.repeats is None:
         return ""
     ran = max([g.repeats.regular, *g.repeats.needed])
+    anyway = g.repeats.ran_anyway
+    extra = (f" Repeats {anyway[0]} to {anyway[-1]} were measured anyway (a worker that does "
+             "not skip them) and are included above." if anyway else "")
     return (f"\nAdaptive repeats: {ran} of up to {g.repeats.max_n} per arm "
-            f"({g.repeats.stopped}): {g.repeats.reason}.\n")
+            f"({g.repeats.stopped}): {g.repeats.reason}.{extra}\n")
 
 
-def _plots(plots: dict[str, str]) -> str:
+def _plots(r: Record, plots: dict[str, str]) -> str:
     if not plots:
         return "## Plots\n\nNo plot: nothing was measured.\n"
-    return "## Plots\n\n" + "\n".join(f"![{k}]({v})" for k, v in plots.items()) + "\n"
+    lines = [f"![{k}]({v})" for k, v in plots.items()]
+    untimed = [f"{g.backend} · {g.model}" for g in r.groups
+               if g.profile and not g.profile.attribution.timed]
+    if untimed:
+        lines.append(f"\nProfiles without per-kernel time are not in a phases plot: "
+                     f"{', '.join(untimed)}.")
+    return "## Plots\n\n" + "\n".join(lines) + "\n"
 
 
 def _missing(r: Record) -> str:
@@ -298,13 +308,23 @@ def _measurements(r: Record) -> str:
                  f"| {m.hostname} | `{m.commit[:12]}` | {m.attempt} | {m.decode_tps:.2f} "
                  f"| {m.prefill_tps:.2f} | {_num(m.prefill_ms)} "
                  f"| {m.load1_before:.2f} → {m.load1_after:.2f} | {m.started} "
-                 f"| {_cell('; '.join(m.flags)) or '–'} |" for m in g.measurements]
+                 f"| {_flags(m.flags)} |" for m in g.measurements]
     commands = {(g.backend, m.arm): m for g in r.groups for m in g.measurements}
     rows.append("\nOne measured command per backend and arm (every one is in the JSON):\n")
     for (backend, arm), m in sorted(commands.items()):
         env = " ".join(f"{k}={v}" for k, v in sorted(m.env.items()))
         rows.append(f"- {backend} / {arm}: `{env + ' ' if env else ''}{' '.join(m.argv)}`")
     return "\n".join(rows) + "\n"
+
+
+def _flags(flags: list[str]) -> str:
+    """The flags in short; which runs overlapped is in the JSON and data/measurements.csv."""
+    certain = sum(1 for f in flags if f.startswith("overlaps "))
+    maybe = sum(1 for f in flags if f.startswith("may overlap "))
+    shown = [f for f in flags if "overlap" not in f]
+    shown += [f"overlaps {certain} run(s)"] * bool(certain)
+    shown += [f"may overlap {maybe} (whole-second times)"] * bool(maybe)
+    return _cell("; ".join(shown)) or "–"
 
 
 def _hosts(r: Record) -> str:

@@ -36,17 +36,18 @@ def _metric_png(record: Record, metric: str) -> bytes | None:
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.6),
                              squeeze=False, layout="constrained")
+    arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows))  # one colour per arm
     for ax, group in zip(axes.flat, groups, strict=False):
-        _panel(ax, group, metric)
+        _panel(ax, group, metric, arms)
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
-    title = (f"{record.sweep_name}: {metric} tok/s per arm, mean with min–max and each "
-             "measurement; the label under n is the answer against the baseline")
+    title = (f"{record.sweep_name}: {metric} tok/s per arm: mean, min to max and each "
+             "measurement; above each arm its n and its answer against the baseline")
     fig.suptitle(_wrap(title, 52 * cols), fontsize=10)
     return _png(fig)
 
 
-def _panel(ax: Axes, group: Group, metric: str) -> None:
+def _panel(ax: Axes, group: Group, metric: str, arms: list[str]) -> None:
     names = [r.arm for r in group.rows]
     top = 0.0
     for x, row in enumerate(group.rows):
@@ -54,13 +55,13 @@ def _panel(ax: Axes, group: Group, metric: str) -> None:
         if span is None:
             continue
         ax.errorbar([x], [span.mean], yerr=[[span.mean - span.min], [span.max - span.mean]],
-                    fmt="o", capsize=6, color=_colour(row, x), zorder=2)
+                    fmt="o", capsize=6, color=_colour(row, arms.index(row.arm)), zorder=2)
         points = [getattr(m, f"{metric}_tps") for m in group.measurements if m.arm == row.arm]
         ax.scatter([x + 0.14] * len(points), points, s=10, color="grey", zorder=3)
         ax.annotate(_label(row, metric), (x, span.max), textcoords="offset points",
                     xytext=(0, 5), ha="center", va="bottom", fontsize=7)
         top = max(top, span.max)
-    ax.set_xticks(range(len(names)), [textwrap.fill(n, 14) for n in names], fontsize=8)
+    ax.set_xticks(range(len(names)), [_wrap(n, 14) for n in names], fontsize=8)
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylim(0, top * 1.25 if top > 0 else 1)  # from zero; room for the labels above
     ax.set_title(f"{group.backend} · {_wrap(group.model, 34)}\n{group.commit[:12]}",
@@ -75,8 +76,8 @@ def _label(row: ArmRow, metric: str) -> str:
     return f"n={row.n}\n{answer}"
 
 
-def _colour(row: ArmRow, x: int) -> str:
-    return "C0" if row.baseline else "dimgrey" if row.aa else f"C{x % 9 + 1}"
+def _colour(row: ArmRow, index: int) -> str:
+    return "C0" if row.baseline else "dimgrey" if row.aa else f"C{index % 9 + 1}"
 
 
 def phases_png(record: Record) -> bytes | None:
@@ -108,6 +109,9 @@ def phases_png(record: Record) -> bytes | None:
         up = [u + max(h, 0) for u, h in zip(up, heights, strict=True)]
         down = [d + min(h, 0) for d, h in zip(down, heights, strict=True)]
     ax.axhline(0, color="black", linewidth=0.8)
+    if any(d < 0 for d in down):  # a negative row: show where the rows add up to
+        net = [u + d for u, d in zip(up, down, strict=True)]
+        ax.scatter(labels, net, marker="D", color="black", zorder=4, label="sum of the rows")
     ax.set_ylim(min(min(down) * 1.15, 0), max(up) * 1.1 if max(up) > 0 else 1)
     ax.set_ylabel("µs per decode token")
     ax.tick_params(axis="x", labelsize=8)
@@ -123,7 +127,8 @@ def _us(a: Attribution, phase: str) -> float:
 
 
 def _wrap(text: str, width: int) -> str:
-    return textwrap.fill(text, width, break_on_hyphens=False)
+    """Wrapped at spaces and hyphens, never inside a word or a model name's part."""
+    return textwrap.fill(text, width, break_long_words=False)
 
 
 def _png(fig: Figure) -> bytes:

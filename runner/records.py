@@ -103,9 +103,9 @@ def check_artifacts(record: Record, root: Path) -> list[str]:
                             "not the one the record read (sha256 differs)")
     problems += [f"{cell}: {why}" for cell, why in read.unreadable.items()
                  if (cell, chosen.get(cell)) in stated]
-    rebuilt = build_record(record.sweep_id, stored.sweep, stored.cells,
-                           _states(record, read.results), read.results, read.unreadable,
-                           record.created, read.earlier)
+    states = recorded_states(record, read.results)
+    rebuilt = build_record(record.sweep_id, stored.sweep, stored.cells, states, read.results,
+                           read.unreadable, record.created, read.earlier)
     rebuilt = rebuilt.model_copy(update={"evidence": read.evidence})
     return problems + differences(record, rebuilt)
 
@@ -225,7 +225,8 @@ def _unread_attempts(store: LocalStore, record: Record, cells: list[Cell]) -> li
             if (c.id, a) not in read and c.id not in unreadable]
 
 
-def _states(record: Record, results: dict[str, AttemptResult]) -> dict[str, CellState]:
+def recorded_states(record: Record, results: dict[str, AttemptResult]
+                    ) -> dict[str, CellState]:
     """Cell states as the record saw them: from the attempts, else as the record lists them."""
     states = {m.cell_id: CellState(status=m.status, reason=m.reason) for m in record.missing}
     for cell_id, result in results.items():

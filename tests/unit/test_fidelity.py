@@ -3,7 +3,7 @@ and a record that hides them fails its check."""
 
 import pytest
 
-from jobs.attempts import AttemptResult, CellState, Gate, Run
+from jobs.attempts import AttemptResult, CellState, Gate
 from jobs.cells import Cell, expand
 from jobs.check import check_record
 from jobs.fidelity import HostRun, flags
