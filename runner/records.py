@@ -217,12 +217,21 @@ def _read_one(store: LocalStore, sweep_id: str, cell_id: str, attempt: int, used
 
 
 def _unread_attempts(store: LocalStore, record: Record, cells: list[Cell]) -> list[str]:
-    """Attempts in the store the record never read: it is out of date, or hides them."""
+    """Readable attempts in the store the record never read: it is out of date, or hides them."""
     read = {(e.cell_id, e.attempt) for e in record.evidence}
-    unreadable = {m.cell_id for m in record.missing if m.reason.startswith("artifacts unreadable")}
-    return [f"{c.id}: the store holds attempt {a}, which the record did not read; make the "
-            "record again" for c in cells for a in store.attempts(record.sweep_id, c.id)
-            if (c.id, a) not in read and c.id not in unreadable]
+    unread = [(c.id, a) for c in cells for a in store.attempts(record.sweep_id, c.id)
+              if (c.id, a) not in read]
+    return [f"{cell}: the store holds attempt {attempt}, which the record did not read; make "
+            "the record again" for cell, attempt in unread
+            if _readable(store, record.sweep_id, cell, attempt)]
+
+
+def _readable(store: LocalStore, sweep_id: str, cell_id: str, attempt: int) -> bool:
+    try:
+        store.read(sweep_id, cell_id, attempt)
+    except CorruptArtifact:
+        return False  # the record could not read it either, and says so where it used it
+    return True
 
 
 def recorded_states(record: Record, results: dict[str, AttemptResult]

@@ -116,3 +116,20 @@ def test_the_worker_and_the_record_reach_the_same_answer(base: list[float], arm:
     assert record and floor_c
     assert ("x (m)" in left) == (record.answer == "not yet known")
     assert ("aa (m)" in left) == (floor_c.answer == "not yet known")
+
+
+def test_the_workers_call_keeps_it_one_thread() -> None:
+    """The worker decides before a measured run: nothing it imports may start a thread."""
+    import subprocess
+    import sys
+
+    code = ("from pathlib import Path; from jobs.adaptive import cell_needed; "
+            "from jobs.cells import expand; from jobs.specfile import load; "
+            "from jobs.sweep import Sweep; import sys; "
+            "cells = expand(load(Sweep, sys.stdin.read(), 's.yaml')[0]); "
+            "cell_needed(cells[-1], cells, {}); "
+            "print(len(list(Path('/proc/self/task').iterdir())))")
+    done = subprocess.run([sys.executable, "-c", code], input=ONE_GROUP + "adaptive: {max_n: 5}\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
