@@ -282,21 +282,25 @@ def _plots(r: Record, plots: dict[str, str]) -> str:
 def _missing(r: Record) -> str:
     if not r.missing:
         return "## Failed or missing cells\n\nNone: every cell was measured.\n"
-    rows = ["## Failed or missing cells\n", "| cell | kind | backend | model | arm | repeat "
-            "| state | reason |", "|---|---|---|---|---|---|---|---|"]
-    rows += [f"| `{m.cell_id}` | {m.kind} | {m.backend} | {m.model} | {m.arm} | {m.repeat} "
-             f"| {m.status} | {_cell(m.reason)} |" for m in r.missing]
-    return "\n".join(rows) + "\n"
+    return _table("Failed or missing cells",
+                  ["cell", "kind", "backend", "model", "arm", "repeat", "state", "reason"],
+                  [[f"`{m.cell_id}`", m.kind, m.backend, m.model, m.arm, m.repeat, m.status,
+                    _cell(m.reason)] for m in r.missing])
 
 
 def _skipped(r: Record) -> str:
     if not r.skipped:
         return ""
-    rows = ["## Adaptive repeats not needed\n", "| cell | backend | model | arm | repeat "
-            "| reason |", "|---|---|---|---|---|---|"]
-    rows += [f"| `{s.cell_id}` | {s.backend} | {s.model} | {s.arm} | {s.repeat} "
-             f"| {_cell(s.reason)} |" for s in r.skipped]
-    return "\n".join(rows) + "\n"
+    return _table("Adaptive repeats not needed",
+                  ["cell", "backend", "model", "arm", "repeat", "reason"],
+                  [[f"`{s.cell_id}`", s.backend, s.model, s.arm, s.repeat, _cell(s.reason)]
+                   for s in r.skipped])
+
+
+def _table(heading: str, columns: list[str], rows: list[list[object]]) -> str:
+    lines = [f"## {heading}\n", f"| {' | '.join(columns)} |", "|---" * len(columns) + "|"]
+    lines += [f"| {' | '.join(str(v) for v in row)} |" for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _measurements(r: Record) -> str:
