@@ -37,6 +37,11 @@ class Cell(Strict):
     build: Step
     run: Step
     order: int
+    # An extra repeat beyond the sweep's n: the worker runs it only while a comparison of its
+    # group is still "not yet known" (jobs/adaptive.py), else skips it.
+    adaptive: bool = False
+    # A cell of the A/A arm: the baseline again, whose spread is the group's noise floor.
+    aa: bool = False
 
     @property
     def group(self) -> str:
@@ -48,20 +53,25 @@ def expand(sweep: Sweep) -> list[Cell]:
     """Every cell of a sweep, in the order they should run.
 
     Within a (commit, backend, model) group, repeat r runs the arms rotated by r, so no arm
-    always runs first (or right after another one). A group's profile cell runs last: its
+    always runs first (or right after another one). Adaptive repeats (n + 1 up to the cap)
+    follow the regular ones in the same rotation. A group's profile cell runs last: its
     profiler never precedes a measurement.
     """
     cells: list[Cell] = []
+    repeats = sweep.adaptive.max_n if sweep.adaptive else sweep.n
+    aa = sweep.aa_arm.name if sweep.aa_arm else None
     for commit in sweep.target.commits:
         for backend, spec in sweep.backends.items():
             build = Step(recipe=spec.build, params=spec.params)
             for model in sweep.models:
-                arms = [a for a in sweep.arms if a.models is None or model in a.models]
-                for r in range(sweep.n):
+                arms = [a for a in sweep.measured_arms if a.models is None or model in a.models]
+                for r in range(repeats):
                     k = r % len(arms)
                     for arm in arms[k:] + arms[:k]:
-                        cells.append(_bench_cell(sweep, commit, backend, model, arm, r + 1,
-                                                 build, len(cells)))
+                        cell = _bench_cell(sweep, commit, backend, model, arm, r + 1, build,
+                                           len(cells))
+                        cells.append(cell.model_copy(update={"adaptive": r >= sweep.n,
+                                                             "aa": arm.name == aa}))
                 profile = sweep.profiles.get(backend)
                 if profile:
                     cells.append(_profile_cell(sweep, commit, backend, model, profile, build,

@@ -1,26 +1,36 @@
 """The record: every cell's artifacts combined once into one typed model.
 
-Markdown, JSON and the plot are views of this model; none of them recomputes a figure.
+Markdown, JSON and the plots are views of this model; none of them recomputes a figure.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from jobs.adaptive import Repeats, walk
 from jobs.answer import Answer, answer
 from jobs.attempts import AttemptResult, CellState, HostFacts
 from jobs.attribution import attribute
 from jobs.cells import Cell
+from jobs.compare import Comparison, compare, noise_floor
+from jobs.fidelity import HostRun, flags, host_runs
 from jobs.model import Strict
 from jobs.record_parts import (
     ArmRow,
     BuildTime,
+    Evidence,
     Group,
     GroupProfile,
     Measurement,
     Meta,
     Missing,
+    Skipped,
 )
 from jobs.stats import Ratio, Span
 from jobs.sweep import Question, Sweep
+
+# The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
+# flags, adaptive repeats, evidence (sha256 of every attempt read).
+SCHEMA = 2
+_WAITING = frozenset({"queued", "running"})
 
 
 class Check(Strict):
@@ -29,14 +39,18 @@ class Check(Strict):
 
 
 class Record(Strict):
+    schema_version: int = SCHEMA
     sweep_id: str
     sweep_name: str
+    issue: str | int | None = None
     created: str
     repo: str
     commits: dict[str, list[str]]
     n: int
     warmup: int
     baseline: str
+    aa_arm: str | None = None
+    adaptive_max_n: int | None = None
     build_recipes: dict[str, str]
     cells_expected: int
     cells_measured: int
@@ -44,6 +58,9 @@ class Record(Strict):
     meta: Meta
     groups: list[Group]
     missing: list[Missing]
+    skipped: list[Skipped] = []
+    host_runs: list[HostRun] = []
+    evidence: list[Evidence] = []
     question: Question | None = None
     answer: Answer | None = None
     check: Check | None = None
@@ -51,27 +68,38 @@ class Record(Strict):
 
 def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
                  results: Mapping[str, AttemptResult], unreadable: Mapping[str, str],
-                 created: str, resolved: Mapping[str, str] | None = None) -> Record:
+                 created: str, earlier: Sequence[AttemptResult] = (),
+                 resolved: Mapping[str, str] | None = None) -> Record:
     """Combine a sweep's cells, their states and their latest attempt results.
 
-    `unreadable` maps a cell id to why its artifacts could not be read.
+    `unreadable` maps a cell id to why its artifacts could not be read; `earlier` holds the
+    other attempts read, whose commands count when looking for overlapping runs.
     """
+    runs = [run for r in [*results.values(), *earlier] for run in host_runs(r)]
     measured: dict[str, Measurement] = {}
     profiles: dict[str, GroupProfile] = {}
-    missing: list[Missing] = []
     for cell in cells:
         result = results.get(cell.id)
         done = states.get(cell.id, CellState(status="queued")).status == "done"
-        measurement = _measurement(cell, result) if result and done else None
+        measurement = _measurement(cell, result, runs) if result and done else None
         profile = _profile(sweep, result) if result and done else None
         if measurement:
             measured[cell.id] = measurement
         elif profile:
             profiles[cell.id] = profile
-        else:
-            missing.append(_missing(cell, states.get(cell.id), result, unreadable.get(cell.id)))
-    groups = [_group(sweep, key, members, measured, profiles)
-              for key, members in _grouped(cells).items()]
+    waiting = {c.id for c in cells if c.id not in measured
+               and states.get(c.id, CellState(status="queued")).status in _WAITING}
+    groups, skipped = [], []
+    for key, members in _grouped(cells).items():
+        repeats = _repeats(sweep, members, measured, waiting)
+        skips = _skipped(members, measured, repeats)
+        skipped += skips
+        members = [c for c in members if c.id not in {s.cell_id for s in skips}]
+        groups.append(_group(sweep, key, members, measured, profiles, repeats))
+    not_needed = {s.cell_id for s in skipped}
+    missing = [_missing(c, states.get(c.id), results.get(c.id), unreadable.get(c.id))
+               for c in cells if c.id not in measured and c.id not in profiles
+               and c.id not in not_needed]
     hosts = {r.host.hostname: r.host for r in results.values()}
     # The names the sweep asked for (a branch, a tag) and the shas submit resolved them to.
     names = {sha: name for name, sha in (resolved or {}).items()}
@@ -80,14 +108,17 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         if cell.id in measured:
             commits[names.get(cell.commit, cell.commit)].add(measured[cell.id].commit)
     return Record(
-        sweep_id=sweep_id, sweep_name=sweep.name,
+        sweep_id=sweep_id, sweep_name=sweep.name, issue=sweep.issue,
         created=created, repo=sweep.target.repo,
         commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
-        baseline=sweep.baseline.name,
+        baseline=sweep.baseline.name, aa_arm=sweep.aa_arm.name if sweep.aa_arm else None,
+        adaptive_max_n=sweep.adaptive.max_n if sweep.adaptive else None,
         build_recipes={name: b.build for name, b in sweep.backends.items()},
         cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
-        hosts=dict(sorted(hosts.items())), meta=_meta(created, cells, results, measured),
-        groups=groups, missing=missing, question=sweep.question,
+        hosts=dict(sorted(hosts.items())),
+        meta=_meta(created, cells, [*results.values(), *earlier], measured),
+        groups=groups, missing=missing, skipped=skipped, host_runs=runs,
+        question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
 
 
@@ -98,59 +129,122 @@ def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
     return groups
 
 
+def _repeats(sweep: Sweep, cells: list[Cell], measured: Mapping[str, Measurement],
+             waiting: set[str]) -> Repeats | None:
+    if sweep.adaptive is None:
+        return None
+    bench = [c for c in cells if c.kind == "bench"]
+    return walk(bench, measured, waiting, sweep.n, sweep.adaptive.max_n)
+
+
+def _skipped(cells: list[Cell], measured: Mapping[str, Measurement],
+             repeats: Repeats | None) -> list[Skipped]:
+    if repeats is None or repeats.stopped != "decided":
+        return []
+    return [Skipped(cell_id=c.id, commit=c.commit, backend=c.backend, model=c.model, arm=c.arm,
+                    repeat=c.repeat, reason=f"not needed: {repeats.reason}")
+            for c in cells if c.adaptive and c.repeat not in repeats.needed
+            and c.id not in measured]
+
+
 def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
-           measured: Mapping[str, Measurement], profiles: Mapping[str, GroupProfile]) -> Group:
+           measured: Mapping[str, Measurement], profiles: Mapping[str, GroupProfile],
+           repeats: Repeats | None) -> Group:
     commit, backend, model = key
     profile = next((profiles[c.id] for c in cells if c.id in profiles), None)
     cells = [c for c in cells if c.kind == "bench"]
-    arms = [a.name for a in sweep.arms if any(c.arm == a.name for c in cells)]
+    arms = [a.name for a in sweep.measured_arms if any(c.arm == a.name for c in cells)]
     ours = [measured[c.id] for c in cells if c.id in measured]
     rows = [_row(arm, arm == sweep.baseline.name, [c for c in cells if c.arm == arm],
                  [m for m in ours if m.arm == arm]) for arm in arms]
-    base = next((r for r in rows if r.baseline), None)
-    rows = [_with_ratios(row, base) for row in rows]
-    return Group(commit=commit, backend=backend, model=model, rows=rows,
-                 measurements=sorted(ours, key=lambda m: m.order), profile=profile)
+    return Group(commit=commit, backend=backend, model=model,
+                 rows=compared_rows(rows, ours, repeats),
+                 measurements=sorted(ours, key=lambda m: m.order), profile=profile,
+                 repeats=repeats)
 
 
 def _row(arm: str, baseline: bool, cells: list[Cell], ms: list[Measurement]) -> ArmRow:
     peaks = [m.peak_gb for m in ms if m.peak_gb is not None]
+    prefill_ms = [m.prefill_ms for m in ms if m.prefill_ms is not None]
     return ArmRow(
         arm=arm, baseline=baseline, n=len(ms), expected=len(cells),
         prompt_tokens=sorted({m.prompt_tokens for m in ms}),
         decode_tps=Span.of([m.decode_tps for m in ms]),
         prefill_tps=Span.of([m.prefill_tps for m in ms]),
+        prefill_ms=Span.of(prefill_ms) if len(prefill_ms) == len(ms) else None,
         peak_gb=Span.of(peaks) if len(peaks) == len(ms) else None,
         decode_vs_baseline=None, prefill_vs_baseline=None,
         load1=Span.of([v for m in ms for v in (m.load1_before, m.load1_after)]),
-        hosts=sorted({m.hostname for m in ms}), commits=sorted({m.commit for m in ms}))
+        hosts=sorted({m.hostname for m in ms}), commits=sorted({m.commit for m in ms}),
+        aa=any(c.aa for c in cells), flagged=sum(1 for m in ms if m.flags))
 
 
-def _with_ratios(row: ArmRow, base: ArmRow | None) -> ArmRow:
+def compared_rows(rows: list[ArmRow], ms: list[Measurement], repeats: Repeats | None
+                  ) -> list[ArmRow]:
+    """The rows with their ratios and comparisons against the baseline row."""
+    base = next((r for r in rows if r.baseline), None)
+    aa = next((r for r in rows if r.aa), None)
+    return [_with_comparisons(row, base, aa, ms, repeats) for row in rows]
+
+
+def _with_comparisons(row: ArmRow, base: ArmRow | None, aa: ArmRow | None,
+                      ms: list[Measurement], repeats: Repeats | None) -> ArmRow:
     if base is None or row.baseline:
         return row
+    floor = aa if aa and not row.aa else None  # the A/A arm is the floor, not above it
     return row.model_copy(update={
         "decode_vs_baseline": _ratio(row.decode_tps, base.decode_tps),
-        "prefill_vs_baseline": _ratio(row.prefill_tps, base.prefill_tps)})
+        "prefill_vs_baseline": _ratio(row.prefill_tps, base.prefill_tps),
+        **{f"{name}_comparison": _compared(f"{name} tok/s", f"{name}_tps", row.arm, base,
+                                           floor, ms, repeats)
+           for name in ("decode", "prefill")}})
+
+
+def _compared(metric: str, attr: str, arm: str, base: ArmRow, aa: ArmRow | None,
+              ms: list[Measurement], repeats: Repeats | None) -> Comparison | None:
+    floor = noise_floor(getattr(aa, attr), getattr(base, attr)) if aa else None
+    found = compare(metric, [getattr(m, attr) for m in ms if m.arm == arm],
+                    [getattr(m, attr) for m in ms if m.arm == base.arm], floor)
+    return _settled_how(found, repeats) if found else None
+
+
+def _settled_how(c: Comparison, repeats: Repeats | None) -> Comparison:
+    """Say, for an answer still "not yet known", what stopped the repeats."""
+    if c.answer != "not yet known":
+        return c
+    if repeats is None:
+        return c.model_copy(update={"reason": c.reason + "; the sweep has no adaptive repeats "
+                                    "(`adaptive: {max_n: N}`) to settle it"})
+    if repeats.stopped == "cap":
+        return c.model_copy(update={"capped": True, "reason": c.reason + f"; the cap (max_n "
+                                    f"= {repeats.max_n}) stopped the repeats"})
+    if repeats.stopped == "waiting":
+        return c.model_copy(update={"reason": c.reason + "; its repeats had not all run"})
+    return c
 
 
 def _ratio(arm: Span | None, base: Span | None) -> Ratio | None:
     return Ratio.of(arm, base) if arm and base else None
 
 
-def _measurement(cell: Cell, result: AttemptResult) -> Measurement | None:
+def _measurement(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measurement | None:
     run = result.measured
     reading = result.reading
     if run is None or reading is None or result.commit is None:
         return None
+    mine = next(r for r in host_runs(result) if r.role == "measure")
     return Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=result.worker, hostname=result.host.hostname, commit=result.commit,
-        attempt=result.attempt, started=run.started, decode_tps=reading.decode_tps,
-        prefill_tps=reading.prefill_tps, prompt_tokens=reading.prompt_tokens,
-        generated_tokens=reading.generated_tokens, peak_gb=reading.peak_gb,
-        load1_before=run.load1_before, load1_after=run.load1_after, exit_code=run.exit_code,
-        argv=run.argv, env=run.env)
+        attempt=result.attempt, started=run.started, ended=run.ended,
+        decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
+        decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
+        prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
+        peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
+        exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
+        build_cached=result.build.cached if result.build else None,
+        jit_cache=result.target.get("jit_cache"), gate=result.gate,
+        host_lease=run.host_lease, flags=flags(mine, result.gate, runs))
 
 
 def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
@@ -166,8 +260,9 @@ def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
         reason = f"still {status} when the record was made"
     else:
         reason = "no artifacts were pushed for this cell"
-    return Missing(cell_id=cell.id, kind=cell.kind, backend=cell.backend, model=cell.model,
-                   arm=cell.arm, repeat=cell.repeat, status=status, reason=reason)
+    return Missing(cell_id=cell.id, kind=cell.kind, commit=cell.commit, backend=cell.backend,
+                   model=cell.model, arm=cell.arm, repeat=cell.repeat, status=status,
+                   reason=reason)
 
 
 def _profile(sweep: Sweep, result: AttemptResult) -> GroupProfile | None:
@@ -180,13 +275,17 @@ def _profile(sweep: Sweep, result: AttemptResult) -> GroupProfile | None:
                         notes=p.notes)
 
 
-def _meta(created: str, cells: list[Cell], results: Mapping[str, AttemptResult],
+def _meta(created: str, cells: list[Cell], results: Sequence[AttemptResult],
           measured: Mapping[str, Measurement]) -> Meta:
-    pins = {r.commit: r.target["mlx_pin"] for r in results.values()
+    pins = {r.commit: r.target["mlx_pin"] for r in results
             if r.commit and "mlx_pin" in r.target}
+    toolchains: dict[str, set[str]] = {}
+    for r in results:
+        if "toolchain" in r.target:
+            toolchains.setdefault(r.host.hostname, set()).add(r.target["toolchain"])
     builds: dict[tuple[str, str, str], BuildTime] = {}
     by_id = {c.id: c for c in cells}
-    for r in results.values():
+    for r in results:
         cell = by_id[r.cell_id]
         if r.build and r.commit and not r.build.cached:
             builds[(r.commit, cell.backend, r.worker)] = BuildTime(
@@ -196,4 +295,6 @@ def _meta(created: str, cells: list[Cell], results: Mapping[str, AttemptResult],
     env = {m.arm: m.env for m in sorted(measured.values(), key=lambda m: m.order)}
     return Meta(date=created, mlx_pins=dict(sorted(pins.items())),
                 builds=sorted(builds.values(), key=lambda b: (b.commit, b.backend, b.worker)),
-                env=dict(sorted(env.items())))
+                env=dict(sorted(env.items())),
+                toolchains={h: " / ".join(sorted(v)) for h, v in sorted(toolchains.items())},
+                protocols=sorted({r.protocol for r in results}))

@@ -1,6 +1,9 @@
 """The pieces a record is made of: measurements, arm rows, profiles, groups, missing cells."""
 
+from jobs.adaptive import Repeats
+from jobs.attempts import Gate
 from jobs.attribution import Attribution
+from jobs.compare import Comparison
 from jobs.model import Strict
 from jobs.readings import PathCounts
 from jobs.stats import Ratio, Span
@@ -16,8 +19,11 @@ class Measurement(Strict):
     commit: str
     attempt: int
     started: str
+    ended: str
     decode_tps: float
     prefill_tps: float
+    decode_ms: float | None
+    prefill_ms: float | None
     prompt_tokens: int
     generated_tokens: int
     peak_gb: float | None
@@ -26,6 +32,13 @@ class Measurement(Strict):
     exit_code: int
     argv: list[str]
     env: dict[str, str]
+    adaptive: bool
+    build_cached: bool | None
+    jit_cache: str | None
+    # The conditions it ran under, and what was wrong with them (jobs/fidelity.py).
+    gate: Gate | None
+    host_lease: bool
+    flags: list[str]
 
 
 class ArmRow(Strict):
@@ -36,12 +49,18 @@ class ArmRow(Strict):
     prompt_tokens: list[int]
     decode_tps: Span | None
     prefill_tps: Span | None
+    prefill_ms: Span | None
     peak_gb: Span | None
     decode_vs_baseline: Ratio | None
     prefill_vs_baseline: Ratio | None
     load1: Span | None
     hosts: list[str]
     commits: list[str]
+    aa: bool = False
+    # Against the baseline: ranges, rank test, noise floor and the headline answer.
+    decode_comparison: Comparison | None = None
+    prefill_comparison: Comparison | None = None
+    flagged: int = 0
 
 
 class GroupProfile(Strict):
@@ -68,6 +87,7 @@ class Group(Strict):
     rows: list[ArmRow]
     measurements: list[Measurement]
     profile: GroupProfile | None = None
+    repeats: Repeats | None = None
 
     def row(self, arm: str) -> ArmRow | None:
         return next((r for r in self.rows if r.arm == arm), None)
@@ -76,12 +96,35 @@ class Group(Strict):
 class Missing(Strict):
     cell_id: str
     kind: str
+    commit: str
     backend: str
     model: str
     arm: str
     repeat: int
     status: str
     reason: str
+
+
+class Skipped(Strict):
+    """An adaptive repeat the rule did not need: every comparison was decided before it."""
+
+    cell_id: str
+    commit: str
+    backend: str
+    model: str
+    arm: str
+    repeat: int
+    reason: str
+
+
+class Evidence(Strict):
+    """An attempt the record read, by the sha256 of its result and its manifest."""
+
+    cell_id: str
+    attempt: int
+    used: bool
+    result_sha256: str
+    manifest_sha256: str
 
 
 class BuildTime(Strict):
@@ -101,3 +144,5 @@ class Meta(Strict):
     mlx_pins: dict[str, str]
     builds: list[BuildTime]
     env: dict[str, dict[str, str]]
+    toolchains: dict[str, str] = {}
+    protocols: list[int] = []

@@ -66,8 +66,22 @@ class Question(Strict):
     gap_fraction: float = Field(default=0.5, gt=0, le=1)
 
 
+class Adaptive(Strict):
+    """More repeats while a comparison is "not yet known", up to `max_n` per arm.
+
+    Every extra repeat is expanded (and signed) at submit; a worker skips those no longer
+    needed. See docs/statistics.md.
+    """
+
+    max_n: int = Field(ge=2, le=100, description="the most measured repeats per arm")
+
+
+AA_SUFFIX = "-aa"  # the A/A arm is the baseline again under the baseline's name + this
+
+
 class Sweep(Strict):
     name: Name
+    issue: str | int | None = Field(default=None, description="the issue the record answers")
     target: Target
     models: list[Name] = Field(min_length=1)
     backends: dict[Name, Backend] = Field(min_length=1)
@@ -77,6 +91,8 @@ class Sweep(Strict):
     profiles: dict[str, Profile] = Field(default_factory=dict)
     phases: dict[str, list[str]] = Field(default_factory=dict)
     question: Question | None = None
+    adaptive: Adaptive | None = None
+    aa: bool = Field(default=False, description="add an A/A arm: the baseline again")
 
     @model_validator(mode="after")
     def _check(self) -> "Sweep":
@@ -85,6 +101,10 @@ class Sweep(Strict):
             raise ValueError(f"exactly one arm must have 'baseline: true', found "
                              f"{len(baselines)} ({', '.join(baselines) or 'none'})")
         names = [a.name for a in self.arms]
+        aa = self.aa_arm
+        if aa and aa.name in names:
+            raise ValueError(f"'aa: true' adds the A/A arm {aa.name!r}, but 'arms' already has "
+                             "an arm of that name; rename it")
         if len(set(names)) != len(names):
             raise ValueError(f"arm names must be unique: {', '.join(names)}")
         for arm in self.arms:
@@ -105,6 +125,9 @@ class Sweep(Strict):
                 except re.error as error:
                     raise ValueError(f"phase {phase!r}: pattern {pattern!r} is not a regular "
                                      f"expression ({error})") from None
+        if self.adaptive and self.adaptive.max_n <= self.n:
+            raise ValueError(f"adaptive.max_n ({self.adaptive.max_n}) must exceed n ({self.n}): "
+                             "it is the most repeats per arm, regular ones included")
         if self.question:
             self._check_question(self.question)
         return self
@@ -125,6 +148,20 @@ class Sweep(Strict):
     @property
     def baseline(self) -> Arm:
         return next(a for a in self.arms if a.baseline)
+
+    @property
+    def aa_arm(self) -> Arm | None:
+        """The A/A arm: the baseline's recipe, params and env under another name."""
+        if not self.aa:
+            return None
+        base = next(a for a in self.arms if a.baseline)
+        return base.model_copy(update={"name": base.name + AA_SUFFIX, "baseline": False})
+
+    @property
+    def measured_arms(self) -> list[Arm]:
+        """The arms cells are made for: the spec's, then the A/A arm if asked for."""
+        aa = self.aa_arm
+        return [*self.arms, aa] if aa else list(self.arms)
 
 
 Loc = tuple[str | int, ...]

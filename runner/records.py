@@ -1,5 +1,11 @@
-"""Gather a sweep's artifacts into its record, check it, and write DIR/<slug>.md, .json, .png."""
+"""Gather a sweep's artifacts into its record, check it, and write it out; check a record
+against the artifacts it was made from.
 
+`write` lays the record out as mlxcel's docs/benchmark_results pages are: `<out>/<id>.md`,
+`.json` and plots beside it, the raw data under `<out>/data/<id>/`.
+"""
+
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -8,13 +14,43 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from jobs.attempts import AttemptResult
-from jobs.check import check_record
+from jobs.attempts import AttemptResult, CellState
+from jobs.cells import Cell
+from jobs.check import check_record, differences
 from jobs.errors import UserError
 from jobs.markdown import render
-from jobs.record import Check, Record, build_record
-from workers.fleet.artifacts import ArtifactStore, CorruptArtifact
+from jobs.model import Strict
+from jobs.rawdata import files as raw_files
+from jobs.record import SCHEMA, Check, Record, build_record
+from jobs.record_parts import Evidence
+from jobs.sweep import Sweep
+from workers.fleet.artifacts import (
+    MANIFEST,
+    ArtifactStore,
+    CorruptArtifact,
+    get_json,
+    open_store,
+    put_json,
+)
 from workers.fleet.state import Store
+
+SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
+SWEEP_FILE_PROTOCOL = 1
+
+
+class SweepFile(Strict):
+    protocol: int
+    sweep_id: str
+    created: str
+    source: str
+    sweep: Sweep
+    cells: list[Cell]
+    # The commit names the sweep asked for and the shas submit resolved them to, the spec's
+    # hash, and each cell's signed envelope (cell -> [envelope, signature]): with these the
+    # coordinator can queue again what never ran after Redis lost everything.
+    resolved: dict[str, str] = {}
+    spec_hash: str = ""
+    envelopes: dict[str, list[str]] = {}
 
 
 @dataclass(frozen=True)
@@ -23,36 +59,76 @@ class Written:
     markdown: Path
     json: Path
     plots: list[Path]
+    data: Path
+
+
+@dataclass
+class _Read:
+    """The attempts read for one record, and what could not be read."""
+
+    results: dict[str, AttemptResult]
+    earlier: list[AttemptResult]
+    evidence: list[Evidence]
+    unreadable: dict[str, str]
 
 
 def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
     """The sweep's record, with the checker's verdict on it inside."""
     sweep, cells, data = store.sweep(sweep_id)
+    resolved = json.loads(data.get("resolved", "{}"))
+    if get_json(artifacts, f"{sweep_id}/{SWEEP_FILE}") is None:  # a sweep older than the file
+        write_sweep_file(artifacts, SweepFile(
+            protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=data.get("created", ""),
+            source=data.get("source", ""), sweep=sweep, cells=cells, resolved=resolved))
     states = store.states(sweep_id)
-    results: dict[str, AttemptResult] = {}
-    unreadable: dict[str, str] = {}
+    chosen = {}
     for cell in cells:
         attempts = artifacts.attempts(sweep_id, cell.id)
         state = states.get(cell.id)
-        attempt = state.attempt if state and state.attempt in attempts else max(attempts, default=0)
-        if not attempt:
-            continue
-        try:
-            files = artifacts.read(sweep_id, cell.id, attempt)
-            results[cell.id] = AttemptResult.model_validate_json(files["result.json"].read_text())
-        except (CorruptArtifact, KeyError, ValidationError) as error:
-            unreadable[cell.id] = str(error).splitlines()[0]
+        chosen[cell.id] = (state.attempt if state and state.attempt in attempts
+                           else max(attempts, default=0))
+    read = _read(artifacts, sweep_id, cells, chosen)
     created = datetime.now(UTC).isoformat(timespec="seconds")
-    record = build_record(sweep_id, sweep, cells, states, results, unreadable, created,
-                          json.loads(data.get("resolved", "{}")))
+    record = build_record(sweep_id, sweep, cells, states, read.results, read.unreadable, created,
+                          read.earlier, resolved)
+    record = record.model_copy(update={"evidence": read.evidence})
     problems = check_record(record)
     return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
+
+
+def check_artifacts(record: Record, where: Path | str) -> list[str]:
+    """Rebuild the record from the artifact store and say where the two differ.
+
+    Every attempt the record read is read again and its sha256 compared; every figure is then
+    recomputed from those attempts and the sweep file stored beside them.
+    """
+    store = open_store(where)
+    try:
+        stored = read_sweep_file(store, record.sweep_id)
+    except UserError as error:
+        return [str(error)]
+    problems = _unread_attempts(store, record, stored.cells)
+    chosen = {e.cell_id: e.attempt for e in record.evidence if e.used}
+    read = _read(store, record.sweep_id, stored.cells, chosen,
+                 [(e.cell_id, e.attempt) for e in record.evidence if not e.used])
+    stated = {(e.cell_id, e.attempt): e for e in record.evidence}
+    for e in read.evidence:
+        if stated.get((e.cell_id, e.attempt)) != e:
+            problems.append(f"{e.cell_id} attempt {e.attempt}: its result.json or manifest is "
+                            "not the one the record read (sha256 differs)")
+    problems += [f"{cell}: {why}" for cell, why in read.unreadable.items()
+                 if (cell, chosen.get(cell)) in stated]
+    states = recorded_states(record, read.results)
+    rebuilt = build_record(record.sweep_id, stored.sweep, stored.cells, states, read.results,
+                           read.unreadable, record.created, read.earlier, stored.resolved)
+    rebuilt = rebuilt.model_copy(update={"evidence": read.evidence})
+    return problems + differences(record, rebuilt)
 
 
 def write(record: Record, out: Path) -> Written:
     # Imported here, not at the top: the worker process imports the CLI, and matplotlib
     # brings numpy, whose BLAS starts a thread pool in whatever process imports it.
-    from jobs.plot import decode_png, phases_png
+    from jobs.plot import decode_png, phases_png, prefill_png
 
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give -o a directory for the record")
@@ -61,23 +137,36 @@ def write(record: Record, out: Path) -> Written:
     except OSError as error:
         raise UserError(f"cannot create {out} ({error.strerror}); give -o a writable "
                         "directory") from None
-    plots = {"decode tok/s per arm": (out / f"{record.sweep_id}.png", decode_png(record))}
-    phases = phases_png(record)
-    if phases:
-        plots["per-token kernel time by phase"] = (out / f"{record.sweep_id}-phases.png", phases)
-    for path, data in plots.values():
-        _atomic(path, data)
+    made = {"decode tok/s per arm": (f"{record.sweep_id}.png", decode_png(record)),
+            "prefill tok/s per arm": (f"{record.sweep_id}-prefill.png", prefill_png(record)),
+            "per-token time by phase": (f"{record.sweep_id}-phases.png", phases_png(record))}
+    plots = {title: (out / name, png) for title, (name, png) in made.items() if png}
+    for path, png in plots.values():
+        _atomic(path, png)
+    data = out / "data" / record.sweep_id
+    data.mkdir(parents=True, exist_ok=True)
+    for name, text in raw_files(record).items():
+        _atomic(data / name, text.encode())
     json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
     _atomic(json_path, record.model_dump_json(indent=1).encode())
-    _atomic(md_path, render(record, {k: p.name for k, (p, _) in plots.items()}).encode())
-    return Written(record, md_path, json_path, [p for p, _ in plots.values()])
+    links = {title: path.name for title, (path, _) in plots.items()}
+    _atomic(md_path, render(record, links, data.relative_to(out).as_posix()).encode())
+    return Written(record, md_path, json_path, [p for p, _ in plots.values()], data)
 
 
 def load(path: Path) -> Record:
     try:
-        return Record.model_validate_json(path.read_text())
+        raw = json.loads(path.read_text())
     except OSError as error:
         raise UserError(f"cannot read record {path} ({error.strerror})") from None
+    except ValueError as error:
+        raise UserError(f"{path} is not JSON ({error})") from None
+    version = raw.get("schema_version") if isinstance(raw, dict) else None
+    if version != SCHEMA:
+        raise UserError(f"{path} has record schema version {version}; this benchfleet reads "
+                        f"version {SCHEMA}: make the record again with `benchfleet record`")
+    try:
+        return Record.model_validate(raw)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -85,7 +174,99 @@ def load(path: Path) -> Record:
                         f"({error.error_count()} problems)") from None
 
 
+def write_sweep_file(store: ArtifactStore, content: SweepFile) -> None:
+    """The sweep's spec and cells beside its artifacts, so a record can be rebuilt offline."""
+    put_json(store, f"{content.sweep_id}/{SWEEP_FILE}", content.model_dump(mode="json"))
+
+
+def read_sweep_file(store: ArtifactStore, sweep_id: str) -> SweepFile:
+    where = f"{sweep_id}/{SWEEP_FILE}"
+    try:
+        raw = get_json(store, where)
+    except (OSError, ValueError) as error:
+        raise UserError(f"cannot read {where} in the artifact store ({error})") from None
+    if raw is None:
+        raise UserError(f"the artifact store has no {where}: is it the store that sweep "
+                        f"{sweep_id} wrote to?")
+    try:
+        content = SweepFile.model_validate(raw)
+    except ValidationError as error:
+        raise UserError(f"{where} is not a sweep file: {error.errors()[0]['msg']}") from None
+    if content.protocol != SWEEP_FILE_PROTOCOL or content.sweep_id != sweep_id:
+        raise UserError(f"{where} is for sweep {content.sweep_id} (protocol {content.protocol}), "
+                        f"not sweep {sweep_id} (protocol {SWEEP_FILE_PROTOCOL})")
+    return content
+
+
+def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[str, int],
+          others: list[tuple[str, int]] | None = None) -> _Read:
+    """Read the chosen attempt of each cell, and the others (all of them when None)."""
+    read = _Read({}, [], [], {})
+    for cell in cells:
+        if chosen.get(cell.id):
+            _read_one(store, sweep_id, cell.id, chosen[cell.id], True, read)
+    if others is None:
+        others = [(c.id, a) for c in cells for a in store.attempts(sweep_id, c.id)
+                  if a != chosen.get(c.id)]
+    for cell_id, attempt in others:
+        _read_one(store, sweep_id, cell_id, attempt, False, read)
+    return read
+
+
+def _read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int, used: bool,
+              read: _Read) -> None:
+    try:
+        files = store.read(sweep_id, cell_id, attempt)
+        raw = files["result.json"].read_bytes()
+        result = AttemptResult.model_validate_json(raw)
+        manifest = (files["result.json"].parent / MANIFEST).read_bytes()
+    except (CorruptArtifact, KeyError, ValidationError, OSError) as error:
+        if used:  # the store's path is left out: the record must not depend on where it is
+            text = str(error).splitlines()[0].replace(f"{getattr(store, 'root', '')}{os.sep}",
+                                                       "")
+            read.unreadable[cell_id] = text if not isinstance(error, KeyError) else (
+                f"attempt {attempt} has no result.json")
+        return
+    read.evidence.append(Evidence(cell_id=cell_id, attempt=attempt, used=used,
+                                  result_sha256=hashlib.sha256(raw).hexdigest(),
+                                  manifest_sha256=hashlib.sha256(manifest).hexdigest()))
+    if used:
+        read.results[cell_id] = result
+    else:
+        read.earlier.append(result)
+
+
+def _unread_attempts(store: ArtifactStore, record: Record, cells: list[Cell]) -> list[str]:
+    """Readable attempts in the store the record never read: it is out of date, or hides them."""
+    read = {(e.cell_id, e.attempt) for e in record.evidence}
+    unread = [(c.id, a) for c in cells for a in store.attempts(record.sweep_id, c.id)
+              if (c.id, a) not in read]
+    return [f"{cell}: the store holds attempt {attempt}, which the record did not read; make "
+            "the record again" for cell, attempt in unread
+            if _readable(store, record.sweep_id, cell, attempt)]
+
+
+def _readable(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int) -> bool:
+    try:
+        store.read(sweep_id, cell_id, attempt)
+    except CorruptArtifact:
+        return False  # the record could not read it either, and says so where it used it
+    return True
+
+
+def recorded_states(record: Record, results: dict[str, AttemptResult]
+                    ) -> dict[str, CellState]:
+    """Cell states as the record saw them: from the attempts, else as the record lists them."""
+    states = {m.cell_id: CellState(status=m.status, reason=m.reason) for m in record.missing}
+    for cell_id, result in results.items():
+        if cell_id not in states:
+            states[cell_id] = CellState(status="done" if result.failure is None else "failed")
+    for s in record.skipped:
+        states[s.cell_id] = CellState(status="done")
+    return states
+
+
 def _atomic(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_bytes(data)
     os.replace(temp, path)

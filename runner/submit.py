@@ -13,7 +13,8 @@ from jobs.envelope import encode, spec_hash
 from jobs.errors import SpecError, UserError
 from jobs.specfile import load, located
 from jobs.sweep import Sweep, catalogue_problems
-from workers.fleet.artifacts import open_store, put_json
+from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
+from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
 from workers.fleet.keys import Signer, signer
 from workers.fleet.messages import GroupMessage, Signed, publish
@@ -73,11 +74,10 @@ def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
     store = Store.connect(settings.redis_url)
     store.save_sweep(sweep_id, pinned, cells, str(path.resolve()), spec, signed,
                      resolved=resolved)
-    put_json(open_store(settings.artifacts, settings), f"{sweep_id}/sweep.json", {
-        "protocol": 1, "sweep_id": sweep_id, "created": now(), "source": str(path.resolve()),
-        "resolved": resolved, "spec_hash": spec, "sweep": pinned.model_dump(mode="json"),
-        "cells": [c.model_dump(mode="json") for c in cells],
-        "envelopes": {c: [s.envelope, s.signature] for c, s in signed.items()}})
+    write_sweep_file(open_store(settings.artifacts, settings), SweepFile(
+        protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(),
+        source=str(path.resolve()), sweep=pinned, cells=cells, resolved=resolved,
+        spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
     publish(store.r, group_messages(sweep_id, cells, signed), epoch())
     return sweep_id, cells
 

@@ -27,6 +27,7 @@ from workers.fleet.recovery import recover, take_over
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
 from workers.hooks import Chain
+from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
@@ -82,7 +83,8 @@ def start(settings: Settings, backend: str, name: str) -> Context:
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
-    hooks = Chain([SignatureCheck(verifier(settings.verify_key), store, name),
+    key = verifier(settings.verify_key)
+    hooks = Chain([SignatureCheck(key, store, name), Adaptive(key, store, artifacts),
                    Cancel(client, name), Retries(),
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
                    HostLease(settings.host_lock, lease, slack), IdleGate(gate)])

@@ -31,4 +31,5 @@ def command(sweep: str | None, out: Path) -> int:
     console.print(f"benchfleet check: {'passes' if check and check.ok else 'fails'}")
     for path in (written.markdown, written.json, *written.plots):
         console.print(str(path), highlight=False, soft_wrap=True)
+    console.print(f"raw data: {written.data}/", highlight=False, soft_wrap=True)
     return 0 if check and check.ok else 1

@@ -10,7 +10,7 @@ from jobs.record import Record, build_record
 from jobs.specfile import load
 from jobs.sweep import Sweep
 from runner.presets import render
-from tests.unit.test_record import result
+from tests.unit.test_record import result, with_evidence
 
 DECODE = {"mlx-vlm": 40.0, "mlxcel": 30.0, "fused-off": 35.0}
 
@@ -47,7 +47,8 @@ def make(sweep: Sweep, cells: list[Cell], drop: set[str] = frozenset()) -> Recor
             r = result(c, DECODE[c.arm] + c.repeat * 0.1)
             results[c.id] = r.model_copy(update={"target": {"mlx_pin": "81ba1c6a" * 5}})
         states[c.id] = CellState(status="done", attempt=1)
-    record = build_record("s1", sweep, cells, states, results, {}, "2026-11-30T12:00:00+00:00")
+    record = with_evidence(build_record("s1", sweep, cells, states, results, {},
+                                        "2026-11-30T12:00:00+00:00"), results)
     return record.model_copy(update={"meta": record.meta.model_copy(update={"builds": [
         {"commit": "81ba1c6a" * 5, "backend": "cuda", "worker": "gb10-a", "recipe": "b",
          "wall_s": 1500.0, "built_at": "x", "command": [["make", "release-cuda"]]}]})})
@@ -100,3 +101,40 @@ def test_an_arm_failed_on_one_backend(preset: tuple[Sweep, list[Cell]]) -> None:
     cuda = next(v for v in record.answer.verdicts  # type: ignore[union-attr]
                 if v.backend == "cuda" and v.model == "deepseek-v4-flash-4bit")
     assert cuda.outcome == "dominant"
+
+
+def test_comparisons_repeats_and_evidence_are_recomputed() -> None:
+    from tests.unit.test_record import FASTER, adaptive_record
+
+    record = adaptive_record(FASTER)
+    assert check_record(record) == []
+    group = record.groups[0]
+    fused = group.rows[1]
+    assert fused.decode_comparison
+    claimed = fused.model_copy(update={"decode_comparison": fused.decode_comparison.model_copy(
+        update={"answer": "no effect"})})
+    edited = record.model_copy(update={"groups": [group.model_copy(
+        update={"rows": [group.rows[0], claimed, *group.rows[2:]]})]})
+    assert any("decode comparison with the baseline does not follow from the measurements "
+               "(differs:" in p for p in check_record(edited))
+    fewer = record.model_copy(update={"skipped": record.skipped[1:],
+                                      "cells_expected": record.cells_expected - 1})
+    assert any("cells neither measured, missing nor skipped: " in p for p in check_record(fewer))
+    early = record.skipped[0].model_copy(update={"repeat": 4, "cell_id": "elsewhere"})
+    moved = record.model_copy(update={"skipped": [early, *record.skipped],
+                                      "cells_expected": record.cells_expected + 1})
+    assert any("listed as skipped are not the ones the rule did not need" in p
+               for p in check_record(moved))
+    blind = record.model_copy(update={"evidence": record.evidence[1:]})
+    assert any("carries no sha256 of the attempt it read" in p for p in check_record(blind))
+    old = record.model_copy(update={"schema_version": 1})
+    assert check_record(old)[0].startswith("the record has schema version 1")
+
+
+def test_a_worker_that_ran_every_repeat_is_still_accounted_for() -> None:
+    from tests.unit.test_record import FASTER, adaptive_record
+
+    record = adaptive_record(FASTER, run_all=True)
+    assert not record.skipped and record.cells_measured == 18
+    assert record.groups[0].repeats.needed == [4]  # type: ignore[union-attr]
+    assert check_record(record) == []

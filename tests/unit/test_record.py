@@ -1,15 +1,18 @@
 """The record: statistics from attempt results, missing cells with reasons, and its views."""
 
+import hashlib
 import json
+from collections.abc import Mapping
 
 import pytest
 
-from jobs.attempts import AttemptResult, CellState, HostFacts, Run
+from jobs.attempts import AttemptResult, CellState, Gate, HostFacts, Run
 from jobs.cells import Cell, expand
 from jobs.markdown import render
-from jobs.plot import decode_png
+from jobs.plot import decode_png, phases_png, prefill_png
 from jobs.readings import BenchReading, Failure
 from jobs.record import Record, build_record
+from jobs.record_parts import Evidence
 from jobs.specfile import load
 from jobs.stats import Ratio, Span, ratio_text, span_text
 from jobs.sweep import Sweep
@@ -21,24 +24,53 @@ HOST = HostFacts(hostname="gb10-a", os="Ubuntu 24.04", kernel="6.11", arch="aarc
 SHA = "81ba1c6a" * 5
 
 
+IDLE = Gate(at="2026-11-30T09:59:00+00:00", idle=True, waited_s=0.0, threshold=0.6,
+            load1=[0.2, 0.2], max_wait_s=600.0)
+
+
+def stamp(seconds: int) -> str:
+    return f"2026-11-30T10:{seconds // 60:02d}:{seconds % 60:02d}+00:00"
+
+
 def result(cell: Cell, decode: float | None, load1: float = 0.2,
-           failure: Failure | None = None) -> AttemptResult:
-    run = Run(role="measure", argv=["bench", "-m", cell.model], env={}, cwd="/t", exit_code=0,
-              timed_out=False, wall_s=3.0, started="2026-11-30T10:00:00+00:00",
-              ended="2026-11-30T10:00:03+00:00", load1_before=load1, load1_after=load1 + 0.1,
-              stdout="measure.stdout.txt", stderr="measure.stderr.txt")
+           failure: Failure | None = None, gate: Gate | None = IDLE,
+           lease: bool = True) -> AttemptResult:
+    """One attempt of `cell` that measured `decode`; cells run one after another, 10 s apart."""
+    start = cell.order * 10
+    run = Run(role="measure", argv=["bench", "-m", cell.model], env=cell.run.env, cwd="/t",
+              exit_code=0,
+              timed_out=False, wall_s=3.0, started=stamp(start), ended=stamp(start + 3),
+              load1_before=load1, load1_after=load1 + 0.1, stdout="measure.stdout.txt",
+              stderr="measure.stderr.txt", host_lease=lease)
     reading = (BenchReading(prompt_tokens=512, generated_tokens=128, prefill_tps=decode * 10,
-                            decode_tps=decode, peak_gb=19.0) if decode else None)
+                            decode_tps=decode, prefill_ms=51200 / decode,
+                            decode_ms=128000 / decode, peak_gb=19.0) if decode else None)
     return AttemptResult(sweep_id="s1", cell_id=cell.id, attempt=1, worker="gb10-a", host=HOST,
                          requested_commit=cell.commit, commit=SHA, started=run.started,
-                         ended=run.ended, runs=[run], reading=reading, failure=failure)
+                         ended=run.ended, runs=[run], reading=reading, failure=failure,
+                         gate=gate)
+
+
+def with_evidence(record: Record, results: Mapping[str, AttemptResult]) -> Record:
+    """The record with the sha256 of each result's JSON, as `benchfleet record` adds it."""
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+    return record.model_copy(update={"evidence": [
+        Evidence(cell_id=r.cell_id, attempt=r.attempt, used=True,
+                 result_sha256=sha(r.model_dump_json(indent=1)), manifest_sha256=sha(r.cell_id))
+        for r in results.values()]})
+
+
+# One commit, one backend, one model: one group of three arms.
+ONE_GROUP_SWEEP = (SWEEP.replace("[main, v2]", "main")
+                   .replace("  metal: {build: tinymoe-build}\n", "")
+                   .replace("[tinymoe-a3, tinymoe-b5]", "[tinymoe-a3]")
+                   .replace("models: [tinymoe-b5]", "models: [tinymoe-a3]"))
 
 
 @pytest.fixture
 def small() -> tuple[Sweep, list[Cell]]:
-    text = SWEEP.replace("[main, v2]", "main").replace("  metal: {build: tinymoe-build}\n", "")
-    sweep = load(Sweep, text.replace("[tinymoe-a3, tinymoe-b5]", "[tinymoe-a3]")
-                 .replace("models: [tinymoe-b5]", "models: [tinymoe-a3]"), "s.yaml")[0]
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
     return sweep, expand(sweep)
 
 
@@ -103,7 +135,118 @@ def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]
     record = build_record("s1", sweep, cells, states, results, {}, "now")
     text = render(record, {"decode": "plot.png"})
     assert "| gather (baseline) | 3 | 512 | 22.00 (21.00 to 23.00) | – |" in text
-    assert "+0.0% (-8.7% to +9.5%), no effect" in text
+    assert "+0.0% (-8.7% to +9.5%), **no effect**" in text
     assert "None: every cell was measured." in text and "NVIDIA GB10 sm_121" in text
     assert Record.model_validate(json.loads(record.model_dump_json())) == record
     assert decode_png(record).startswith(b"\x89PNG")
+
+
+def adaptive_record(decode: dict[str, list[float]], extra: str = "adaptive: {max_n: 6}\n",
+                    run_all: bool = False) -> Record:
+    """A record of one group whose worker skipped what the rule did not need (or ran all)."""
+    from jobs.adaptive import cell_needed
+
+    sweep = load(Sweep, ONE_GROUP_SWEEP.replace("n: 3", "n: 3\n" + extra.rstrip()), "s.yaml")[0]
+    cells = expand(sweep)
+    results: dict[str, AttemptResult] = {}
+    states = {}
+    for cell in cells:
+        readings = {k: r.reading for k, r in results.items() if r.reading}
+        if run_all or cell_needed(cell, cells, readings):
+            results[cell.id] = result(cell, decode[cell.arm][cell.repeat - 1])
+            states[cell.id] = CellState(status="done", attempt=1)
+        else:
+            states[cell.id] = CellState(status="done", reason="skipped: not needed")
+    return with_evidence(build_record("s1", sweep, cells, states, results, {}, "now"), results)
+
+
+FASTER = {"gather": [20.0, 21.0, 22.0, 21.5, 20.5, 21.2],
+          "fused": [30.0, 33.0, 36.0, 31.0, 32.0, 34.0],
+          "long": [19.0, 23.0, 21.0, 20.0, 22.0, 21.0]}
+
+
+def test_adaptive_repeats_settle_what_three_could_not(small: tuple[Sweep, list[Cell]]) -> None:
+    from jobs.check import check_record
+
+    record = adaptive_record(FASTER)
+    [group] = record.groups
+    rows = {r.arm: r for r in group.rows}
+    fused = rows["fused"].decode_comparison
+    assert fused and fused.answer == "differs" and (fused.n, fused.n_baseline) == (4, 4)
+    assert rows["long"].decode_comparison.answer == "no effect"  # type: ignore[union-attr]
+    assert group.repeats and group.repeats.needed == [4] and group.repeats.stopped == "decided"
+    assert len(record.skipped) == 6 and {s.repeat for s in record.skipped} == {5, 6}
+    assert record.cells_measured == 12 and not record.missing
+    assert check_record(record) == []
+    text = render(record)
+    assert "Adaptive repeats: 4 of up to 6 per arm (decided)" in text
+    assert "## Adaptive repeats not needed" in text
+    # Without adaptive repeats the same first three repeats stay "not yet known".
+    plain = build_record("s1", *small, {c.id: CellState(status="done") for c in small[1]},
+                         {c.id: result(c, FASTER[c.arm][c.repeat - 1]) for c in small[1]},
+                         {}, "now")
+    c = plain.groups[0].rows[1].decode_comparison
+    assert c and c.answer == "not yet known" and "no adaptive repeats" in c.reason
+
+
+def test_the_cap_is_said_when_it_stopped_the_repeats() -> None:
+    slow_to_tell = {"gather": [20.0, 20.5, 21.0, 20.2, 20.7, 20.9],
+                    "gather-aa": [19.0, 21.5, 20.0, 22.0, 19.5, 20.4],
+                    "fused": [21.6, 21.8, 22.0, 21.7, 21.9, 21.65],
+                    "long": [20.1, 20.6, 20.9, 20.3, 20.8, 20.4]}
+    record = adaptive_record(slow_to_tell, "adaptive: {max_n: 6}\naa: true\n")
+    rows = {r.arm: r for r in record.groups[0].rows}
+    c = rows["fused"].decode_comparison
+    assert c and c.capped and c.answer == "not yet known" and c.noise_floor
+    assert "within the A/A noise floor" in c.reason
+    assert "the cap (max_n = 6) stopped the repeats" in c.reason
+    assert rows["gather-aa"].aa and rows["gather-aa"].decode_comparison.noise_floor is None  # type: ignore[union-attr]
+    assert not record.skipped
+
+
+def test_raw_data_beside_the_record(small: tuple[Sweep, list[Cell]]) -> None:
+    import csv
+    import io
+
+    from jobs.rawdata import files
+
+    sweep, cells = small
+    results = {c.id: result(c, 20.0 + c.repeat) for c in cells}
+    record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},
+                          results, {}, "now")
+    data = files(record)
+    assert sorted(data) == ["comparisons.csv", "measurements.csv", "measurements.json"]
+    rows = list(csv.DictReader(io.StringIO(data["measurements.csv"])))
+    assert len(rows) == 9 and float(rows[0]["decode_tok_s"]) == 21.0
+    assert rows[0]["prefill_ms"] == str(51200 / 21.0) and rows[0]["host_idle"] == "True"
+    assert len(json.loads(data["measurements.json"])) == 9
+    assert len(list(csv.DictReader(io.StringIO(data["comparisons.csv"])))) == 4
+
+
+def test_nothing_measured_makes_no_plot(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    record = build_record("s1", sweep, cells, {}, {}, {}, "now")
+    assert decode_png(record) is None and prefill_png(record) is None
+    assert phases_png(record) is None
+    assert "No plot: nothing was measured." in render(record, {})
+
+
+def test_opening_paragraph_names_what_a_reader_needs(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    sweep = sweep.model_copy(update={"issue": 1859})
+    results = {}
+    for c in cells:
+        r = result(c, 20.0 + c.repeat)
+        results[c.id] = r.model_copy(update={"target": {
+            "mlx_pin": "81ba1c6a" * 5, "toolchain": "rustc 1.83.0; cargo 1.83.0; nvcc release "
+            "12.6; Python 3.12.3", "jit_cache": "present (~/.cache/mlxcel/cuda-ptx/81ba1c6a)"}})
+    record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},
+                          results, {}, "now")
+    opening = render(record, {}, "data/s1").split("\n\n")[1]
+    assert opening.startswith("Issue #1859. Sweep `s1`")
+    for fact in ("gb10-a (NVIDIA GB10 sm_121, Ubuntu 24.04)", "MLX pin `81ba1c6a`",
+                 "Toolchain: gb10-a: rustc 1.83.0; cargo 1.83.0; nvcc release 12.6",
+                 "Cache state:", "JIT cache before the runs: present", "`gather`: "
+                 "`MLXCEL_FUSED_MOE=0`", "Raw data: [`data/s1/`](data/s1/)"):
+        assert fact in opening
+    assert "| prefill ms mean (min to max) |" in render(record)

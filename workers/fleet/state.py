@@ -58,6 +58,7 @@ class Store:
         self._requeue = client.register_script(lua("requeue"))
         self._cancel = client.register_script(lua("cancel"))
         self._rerun = client.register_script(lua("rerun"))
+        self._skip = client.register_script(lua("skip"))
 
     @classmethod
     def connect(cls, url: str) -> "Store":
@@ -106,6 +107,11 @@ class Store:
         raw = self.r.hgetall(key(sweep_id, "states"))
         return {k: CellState.model_validate_json(v) for k, v in raw.items()}
 
+    def states_of(self, sweep_id: str, cell_ids: list[str]) -> dict[str, CellState]:
+        raw = self.r.hmget(key(sweep_id, "states"), cell_ids) if cell_ids else []
+        return {c: CellState.model_validate_json(r) for c, r in zip(cell_ids, raw, strict=True)
+                if r}
+
     def state(self, sweep_id: str, cell_id: str) -> CellState | None:
         raw = self.r.hget(key(sweep_id, "states"), cell_id)
         return CellState.model_validate_json(raw) if raw else None
@@ -127,6 +133,10 @@ class Store:
                 max_attempts: int, reason: str) -> int:
         return int(self._requeue(keys=_keys(sweep_id),
                                  args=[cell_id, worker, instance, max_attempts, reason, now()]))
+
+    def skip(self, sweep_id: str, cell_id: str, reason: str) -> bool:
+        """A queued adaptive repeat that is no longer needed ends `skipped`."""
+        return bool(self._skip(keys=_keys(sweep_id), args=[cell_id, reason, now()]))
 
     def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str]:
         code, detail = (self._cancel(keys=_keys(sweep_id), args=[cell_id, now()]) + [""])[:2]
