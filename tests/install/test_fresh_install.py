@@ -1,12 +1,17 @@
 """install.sh for real, in a copy of this checkout, with nothing on PATH but one python3 and the
-system tools: Debian's own python3 (its pip refuses to touch the system: PEP 668), and a python3
-with no pip at all (Debian and Ubuntu as installed). Each fetches uv from PyPI and ends with a
-working `benchfleet` in .venv, built from uv.lock."""
+system tools: Debian's own python3 (its pip refuses to touch the system: PEP 668), a python3 with
+no pip at all (Debian and Ubuntu as installed), and an old python3 (3.10, as on Ubuntu 22.04) for
+which uv installs Python 3.12. Each fetches uv from PyPI and ends with a working `benchfleet` in
+.venv, built from uv.lock."""
 
+import hashlib
+import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -30,7 +35,8 @@ def checkout_copy(dest: Path) -> Path:
     return dest
 
 
-def install_with(python3: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+def install_with(python3: Path, tmp_path: Path,
+                 uv_env: dict[str, str] | None = None) -> tuple[Path, list[str]]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in TOOLS:
@@ -44,7 +50,7 @@ def install_with(python3: Path, tmp_path: Path) -> tuple[Path, list[str]]:
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     done = subprocess.run([BASH, str(checkout / "install.sh")], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=INSTALL_DEADLINE_S,
-                          env={**env, "PATH": str(bin_dir)})
+                          env={**env, **(uv_env or {}), "PATH": str(bin_dir)})
     assert done.returncode == 0, done.stdout + done.stderr
     version = subprocess.run([str(checkout / ".venv" / "bin" / "benchfleet"), "--version"],
                              capture_output=True, text=True, timeout=60)
@@ -71,3 +77,45 @@ def test_python_without_pip(tmp_path: Path) -> None:
     assert any(line.startswith(f"install.sh: fetch {pinned('PIP_WHEEL')} from PyPI")
                for line in out), out
     assert (checkout / ".uv" / "bin" / "uv").exists()
+
+
+PYENV = Path.home() / ".pyenv" / "versions"
+
+
+def pyenv_python(minor: str) -> Path | None:
+    found = sorted(PYENV.glob(f"{minor}.*/bin/python{minor}"))
+    return found[-1] if found else None
+
+
+def python_downloads(python: Path, tmp_path: Path) -> Path:
+    """What uv's Python downloads give, made of an installed CPython, and the JSON that tells uv
+    to fetch it from this disk: the same `uv python install` as on a user's machine, only the
+    source of the archive differs (no download server is reachable here)."""
+    prefix = python.parents[1]
+    archive = tmp_path / "cpython.tar.gz"
+    with tarfile.open(archive, "w:gz", compresslevel=1) as tar:
+        tar.add(prefix, arcname="python",
+                filter=lambda entry: None if "/test/" in entry.name + "/" else entry)
+    major, minor, patch = prefix.name.split(".")
+    key = f"cpython-{prefix.name}-linux-{platform.machine()}-gnu"
+    listing = {key: {"name": "cpython", "arch": {"family": platform.machine(), "variant": None},
+                     "os": "linux", "libc": "gnu", "major": int(major), "minor": int(minor),
+                     "patch": int(patch), "prerelease": "", "variant": None,
+                     "url": archive.as_uri(),
+                     "sha256": hashlib.sha256(archive.read_bytes()).hexdigest()}}
+    (tmp_path / "downloads.json").write_text(json.dumps(listing))
+    return tmp_path / "downloads.json"
+
+
+@pytest.mark.skipif(not (pyenv_python("3.10") and pyenv_python("3.12")),
+                    reason="needs a CPython 3.10 to start from, and a 3.12 for uv to download")
+def test_old_python_gets_a_python_from_uv(tmp_path: Path) -> None:
+    old, served = pyenv_python("3.10"), pyenv_python("3.12")
+    assert old and served
+    downloads = python_downloads(served, tmp_path)
+    managed = tmp_path / "managed"
+    checkout, out = install_with(old, tmp_path, {"UV_PYTHON_DOWNLOADS_JSON_URL": str(downloads),
+                                                 "UV_PYTHON_INSTALL_DIR": str(managed)})
+    assert "install.sh: .uv/bin/uv python install --no-bin 3.12" in out
+    venv_python = (checkout / ".venv" / "bin" / "python").resolve()
+    assert venv_python.is_relative_to(managed), venv_python
