@@ -79,6 +79,7 @@ find_uv() {
 # has none. `--target` keeps clear of the system's site-packages (and so of PEP 668's refusal).
 fetch_uv() {
   local python=$1 pip
+  export PIP_ROOT_USER_ACTION=ignore # its warning is about the system's packages: --target is not
   step rm -rf "$UV_HOME"
   if works "$python" -m pip --version; then
     pip=("$python" -m pip)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.fakehost import BASH, ROOT, pinned
+from tests.install.fakehost import BASH, REAL_TOOLS, ROOT, pinned
 
 pytestmark = pytest.mark.integration
-TOOLS = ("dirname", "sed", "rm", "mkdir", "env", "uname", "id", "git", "redis-server")
+TOOLS = (*REAL_TOOLS, "uname", "id", "git", "redis-server")
 DEBIAN_PYTHON = Path("/usr/bin/python3.11")
 INSTALL_DEADLINE_S = 300
 
