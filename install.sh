@@ -9,10 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-UV_VERSION=0.13.9             # the uv fetched when none on PATH is at least pyproject's required-version
-UV_HOME=.uv                   # where that uv lives (gitignored)
-MANAGED_PYTHON=3.12           # what `uv python install` brings when no Python 3.11+ is on PATH
-PYTHON_NAMES="python3 python3.12 python3.11 python3.13"   # looked for in this order
+UV_VERSION=0.13.9 # fetched when no uv on PATH is at least pyproject's [tool.uv] required-version
+UV_HOME=.uv       # where the fetched uv lives (gitignored)
+MANAGED_PYTHON=3.12 # what `uv python install` brings when no Python 3.11+ is on PATH
+# Looked for in this order: the system's own, then the one uv would install, then the others.
+PYTHON_NAMES="python3 python3.12 python3.11 python3.13"
 # pip for a python3 that has none (Debian and Ubuntu ship it apart): pinned, hash-checked.
 PIP_WHEEL="pip-26.0.1-py3-none-any.whl"
 PIP_URL=https://files.pythonhosted.org/packages/de/f0/c81e05b613866b76d2d1066490adf1a3dbc4ee9d9c839961c3fc8a6997af/$PIP_WHEEL
@@ -36,7 +37,9 @@ works() { "$@" >/dev/null 2>&1; }
 step() { say "$*"; [ -n "$dry_run" ] || "$@"; }
 
 # "3.10 /usr/bin/python3.10": the version, and the interpreter behind a name (a pyenv shim, say).
-py_facts() { "$1" -c 'import sys; print("%d.%d %s" % (sys.version_info[:2] + (sys.executable,)))' 2>/dev/null; }
+py_facts() {
+  "$1" -c 'import sys; print("%d.%d %s" % (sys.version_info[:2] + (sys.executable,)))' 2>/dev/null
+}
 suitable() { case "$1" in 3.11 | 3.12 | 3.13) return 0 ;; *) return 1 ;; esac; }
 # The facts of the first Python on PATH the lock has wheels for.
 find_python() {
@@ -88,8 +91,10 @@ fetch_uv() {
     [ -n "$dry_run" ] || fetch_pip_wheel "$python" "$UV_HOME/$PIP_WHEEL"
     pip=("$python" "$UV_HOME/$PIP_WHEEL/pip") # pip runs from its own wheel
   fi
-  step "${pip[@]}" install --quiet --disable-pip-version-check --target "$UV_HOME" "uv==$UV_VERSION" ||
-    fail "could not install uv $UV_VERSION with $python's pip (its reason is above); check the network or proxy, or install uv yourself (docs/install.md), then run ./install.sh again."
+  step "${pip[@]}" install --quiet --disable-pip-version-check --target "$UV_HOME" \
+    "uv==$UV_VERSION" ||
+    fail "could not install uv $UV_VERSION with $python's pip (its reason is above); check the" \
+      "network or proxy, or install uv yourself (docs/install.md), then run ./install.sh again."
 }
 
 fetch_pip_wheel() {
@@ -148,7 +153,10 @@ install_packages() {
       for name in $1; do formulae="$formulae $(brew_name "$name")"; done
       step brew install $formulae
       ;;
-    apt) step "${as_root[@]}" apt-get update -qq && step "${as_root[@]}" apt-get install -y -qq $1 ;;
+    apt)
+      step "${as_root[@]}" apt-get update -qq &&
+        step "${as_root[@]}" apt-get install -y -qq $1
+      ;;
   esac
 }
 
@@ -173,7 +181,8 @@ if [ -n "$need$want" ]; then
   else
     why=$no_installer
   fi
-  [ -z "$need" ] || fail "missing:$need, and $why; install them (docs/install.md), then run ./install.sh again."
+  [ -z "$need" ] ||
+    fail "missing:$need, and $why; install them (docs/install.md), then run ./install.sh again."
 fi
 
 # --- uv, then Python, then the locked dependency set ------------------------------------------
@@ -190,13 +199,16 @@ else
   found=$(any_python) && found="only Python ${found%% *} at ${found#* }" || found="no Python"
   say "no Python 3.11 to 3.13 on PATH ($found), so uv installs Python $MANAGED_PYTHON"
   step "$uv" python install --no-bin "$MANAGED_PYTHON" ||
-    fail "uv could not install Python $MANAGED_PYTHON (its reason is above); put Python 3.11, 3.12 or 3.13 on PATH, or see docs/install.md for a download mirror, then run ./install.sh again."
+    fail "uv could not install Python $MANAGED_PYTHON (its reason is above); put Python 3.11," \
+      "3.12 or 3.13 on PATH, or see docs/install.md for a download mirror, then run" \
+      "./install.sh again."
   python=$MANAGED_PYTHON
 fi
 
 step "$uv" sync --locked --python "$python" "${extras[@]}"
 
 if [ -n "$want" ]; then
-  say "note: redis-server is not installed ($why): a worker does not need it; the coordinator and \`benchfleet demo\` do (docs/install.md)."
+  say "note: redis-server is not installed ($why): a worker does not need it; the coordinator" \
+    "and \`benchfleet demo\` do (docs/install.md)."
 fi
 [ -n "$dry_run" ] || say "$(.venv/bin/benchfleet --version) is installed in .venv"
