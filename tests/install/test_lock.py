@@ -45,7 +45,7 @@ def test_worker_requirements_are_the_lock_exported() -> None:
 def test_worker_requirements_leave_out_the_coordinators_plots() -> None:
     names = {line.split("==")[0] for line in WORKER_REQUIREMENTS.read_text().splitlines()
              if line and line[0].isalpha()}
-    assert {"celery", "paramiko", "numpy"} <= names
+    assert {"celery", "asyncssh", "numpy"} <= names
     assert "matplotlib" not in names and "fabric" not in names
 
 
