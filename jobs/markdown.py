@@ -15,7 +15,7 @@ def render(record: Record, plots: dict[str, str] | None = None, data: str | None
     parts += [_method(record), _idleness(record)]
     names = {sha: name for name, shas in record.commits.items() for sha in shas}
     parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
-    parts += [_plots(record, plots or {}), _missing(record), _skipped(record),
+    parts += [_plots(record, plots or {}), _missing(record), _skipped(record), _history(record),
               _measurements(record), _hosts(record)]
     return "\n".join(p for p in parts if p)
 
@@ -226,7 +226,8 @@ def _group(g: Group, names: dict[str, str]) -> str:
                     f"| {_vs(row.prefill_vs_baseline, row.prefill_comparison)} "
                     f"| {span_text(row.peak_gb)} | {span_text(row.load1)} | {row.flagged or '–'} "
                     f"| {', '.join(row.hosts) or '–'} |")
-    return "\n".join(rows) + "\n" + _comparisons(g) + _repeats(g)
+    order = "".join(f"\n**Order:** {note}.\n" for note in g.order)
+    return "\n".join(rows) + "\n" + order + _comparisons(g) + _repeats(g)
 
 
 def _vs(ratio: Ratio | None, c: Comparison | None) -> str:
@@ -298,6 +299,15 @@ def _skipped(r: Record) -> str:
                   ["cell", "backend", "model", "arm", "repeat", "reason"],
                   [[f"`{s.cell_id}`", s.backend, s.model, s.arm, s.repeat, _cell(s.reason)]
                    for s in r.skipped])
+
+
+def _history(r: Record) -> str:
+    if not r.history:
+        return ""
+    return _table("Attempt history (cells tried more than once)",
+                  ["cell", "attempt", "worker", "host", "started", "outcome"],
+                  [[f"`{e.cell_id}`", e.attempt, e.worker, e.hostname, e.started or "–",
+                    _cell(e.outcome)] for e in r.history])
 
 
 def _table(heading: str, columns: list[str], rows: list[list[object]]) -> str:

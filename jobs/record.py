@@ -12,6 +12,7 @@ from jobs.attribution import attribute
 from jobs.cells import Cell
 from jobs.compare import Comparison, compare, noise_floor
 from jobs.fidelity import HostRun, flags, host_runs
+from jobs.history import AttemptEntry, attempt_history, order_notes
 from jobs.model import Strict
 from jobs.record_parts import (
     ArmRow,
@@ -61,6 +62,7 @@ class Record(Strict):
     skipped: list[Skipped] = []
     host_runs: list[HostRun] = []
     evidence: list[Evidence] = []
+    history: list[AttemptEntry] = []
     question: Question | None = None
     answer: Answer | None = None
     check: Check | None = None
@@ -118,7 +120,7 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         hosts=dict(sorted(hosts.items())),
         meta=_meta(created, cells, [*results.values(), *earlier], measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
-        question=sweep.question,
+        history=attempt_history(cells, dict(results), earlier), question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
 
 
@@ -160,7 +162,7 @@ def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
     return Group(commit=commit, backend=backend, model=model,
                  rows=compared_rows(rows, ours, repeats),
                  measurements=sorted(ours, key=lambda m: m.order), profile=profile,
-                 repeats=repeats)
+                 repeats=repeats, order=order_notes(cells, ours))
 
 
 def _row(arm: str, baseline: bool, cells: list[Cell], ms: list[Measurement]) -> ArmRow:

@@ -88,6 +88,8 @@ class Group(Strict):
     measurements: list[Measurement]
     profile: GroupProfile | None = None
     repeats: Repeats | None = None
+    # Same-host pairing or round-robin order broken (jobs/history.py).
+    order: list[str] = []
 
     def row(self, arm: str) -> ArmRow | None:
         return next((r for r in self.rows if r.arm == arm), None)
