@@ -73,6 +73,18 @@ def run_one(ctx: Context, job: Job) -> str:
     except (Refused, Dropped) as why:
         log.info("cell not run: %s", why)
         return f"not run ({why})"
+    except LeaseLost:
+        raise
+    except Exception as error:  # a hook's own failure: a cell already taken still ends
+        log.exception("before cell %s", job.signed.envelope[:80])
+        if job.attempt is None:
+            return f"not run ({type(error).__name__}: {error})"
+        failure = Failure(kind="setup", reason=f"worker {ctx.name}: {type(error).__name__}: "
+                          f"{error}")
+        result = _result(ctx, job, None, failure)
+        ctx.hooks.on_failure(job, failure)
+        ctx.hooks.after_cell(job, result)
+        return "failed"
     try:
         job.staging = ctx.artifacts.staging()
     except OSError as error:
