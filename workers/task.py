@@ -15,7 +15,7 @@ from jobs.attempts import AttemptResult, BuildInfo, CellState, CellStatus, Run
 from jobs.cells import Cell
 from jobs.errors import UserError
 from jobs.parsers import PARSERS, PROFILE_PARSERS
-from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
+from jobs.readings import BenchReading, Failure, Parsed, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
 from workers.fleet.artifacts import LocalStore
@@ -122,18 +122,29 @@ def _prepare(ctx: Context, sweep_id: str, a: Attempt) -> tuple[Recipe, Path, dic
 
 def _bench(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
            values: dict[str, str]) -> BenchReading:
-    cell = a.cell
-    call = invocation(recipe, cell.backend, cell.run.params, cell.run.env, values)
-    parse = PARSERS[recipe.parser or ""]
-    for i in range(cell.warmup):
-        run = _run(a, f"warmup-{i + 1}", "warmup", call, tree)
-        _raise_if_failed(parse(execute.output(run, a.staging, call.timeout_s)), "warm-up run")
-    run = _run(a, "measure", "measure", call, tree)
-    parsed = parse(execute.output(run, a.staging, call.timeout_s))
+    for i in range(a.cell.warmup):
+        parsed = _bench_run(a, recipe, tree, values, f"warmup-{i + 1}", "warmup")
+        _raise_if_failed(parsed, "warm-up run")
+    parsed = _bench_run(a, recipe, tree, values, "measure", "measure")
     (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "measured run")
     assert isinstance(parsed, BenchReading)
     return parsed
+
+
+def _bench_run(a: Attempt, recipe: Recipe, tree: Path, values: dict[str, str], label: str,
+               role: execute.Role) -> Parsed:
+    """One bench run, parsed with the text files it created or changed under {out}."""
+    cell = a.cell
+    call = invocation(recipe, cell.backend, cell.run.params, cell.run.env,
+                      {**values, "run": label})
+    out = a.staging / "out"
+    before = _stamps(out)
+    run = _run(a, label, role, call, tree)
+    after = _stamps(out)
+    written = {k: v for k, v in _text_files(out).items() if after.get(k) != before.get(k)}
+    output = execute.output(run, a.staging, call.timeout_s)
+    return PARSERS[recipe.parser or ""](output.model_copy(update={"files": written}))
 
 
 def _profile(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
@@ -145,9 +156,7 @@ def _profile(ctx: Context, a: Attempt, recipe: Recipe, tree: Path,
         outputs[name] = execute.output(run, a.staging, call.timeout_s)
         if run.exit_code != 0:
             break  # later steps read what this one should have written
-    out = a.staging / "out"
-    files = {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-             if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+    files = _text_files(a.staging / "out")
     parsed = PROFILE_PARSERS[recipe.parser or ""](ProfileInput(steps=outputs, files=files))
     (a.staging / "parsed.json").write_text(parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "profile")
@@ -177,9 +186,33 @@ def _builtins(ctx: Context, cell: Cell, commit: str, tree: Path, build: Path, ca
             "python": sys.executable, "backend": cell.backend, "out": str(out), "commit": commit}
 
 
+def _text_files(out: Path) -> dict[str, str]:
+    """Text files under {out} a parser may read, by path relative to {out}."""
+    return {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
+            if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+
+
+def _stamps(out: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in out.rglob("*") if p.is_file()}
+
+
+def _cwd(call: Invocation, tree: Path, staging: Path) -> Path:
+    """Where a run goes: the worktree, or the recipe's `cwd`, made when it lies under {out}."""
+    if call.cwd is None:
+        return tree
+    cwd = Path(call.cwd)
+    if cwd.resolve().is_relative_to((staging / "out").resolve()):
+        cwd.mkdir(parents=True, exist_ok=True)
+    if not cwd.is_dir():
+        raise CellFailure(Failure(kind="setup", reason=f"the recipe's cwd {cwd} is not a "
+                                  "directory; point it at {tree} or under {out}"))
+    return cwd
+
+
 def _run(a: Attempt, label: str, role: execute.Role, call: Invocation, tree: Path) -> Run:
     files = execute.Files(a.staging / f"{label}.stdout.txt", a.staging / f"{label}.stderr.txt")
-    run = execute.run(role, call, tree, files, a.staging)
+    run = execute.run(role, call, _cwd(call, tree, a.staging), files, a.staging)
     a.runs.append(run)
     return run
 
