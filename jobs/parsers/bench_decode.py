@@ -24,7 +24,7 @@ _OPTIONAL = {
 }
 _LOAD = re.compile(rf"^\[Load\] wall: {_NUM} s")
 _LONG_PROMPT = re.compile(r"^\[long-prompt\] target=([0-9]+) tokens -> using ([0-9]+) tokens"
-                          r"(?: \(max_context=(Some\([0-9]+\)|None)\b)?")
+                          r"(?: \(max_context=(Some\([0-9]+\)|None))?")
 _HEADER = "[Profile Results]"
 
 
