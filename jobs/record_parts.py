@@ -69,6 +69,7 @@ class GroupProfile(Strict):
     cell_id: str
     attempt: int
     worker: str
+    hostname: str
     tool: str
     tokens: list[int]
     attribution: Attribution
