@@ -45,14 +45,23 @@ def quantized(seed: int, name: str, shape: tuple[int, ...], quant: Quant,
     sample = ops.multiply(ops.random.normal((CALIBRATION_ROWS, cols), dtype=dtype, key=k_sample),
                           1.0 / math.sqrt(cols))
     pool = ops.quantize(sample, group_size=quant.group_size, bits=quant.bits, mode=quant.mode)
-    packed_bytes = cols * quant.bits // 8
-    codes = ops.view(ops.random.randint(0, 256, (*lead, rows, packed_bytes), dtype=mx.uint8,
-                                        key=k_codes), mx.uint32)
+    codes = random_words(k_codes, (*lead, rows, cols * quant.bits // 32))
     groups = pool[1].shape[-1]
-    pick = ops.random.randint(0, CALIBRATION_ROWS * groups, (*lead, rows, groups), key=k_pick)
+    pick = ops.remainder(random_words(k_pick, (*lead, rows, groups)), CALIBRATION_ROWS * groups)
     scales = ops.take(pool[1], pick)
     biases = ops.take(pool[2], pick) if quant.mode == "affine" else None
     return QWeight(codes, scales, biases, quant)
+
+
+def random_words(k: mx.array, shape: tuple[int, ...]) -> mx.array:
+    """Uniform random uint32 words. `random.split` hands out raw generator output, two words a
+    key, with no float conversion: several times faster than `randint` and no larger than its
+    result."""
+    count = math.prod(shape)
+    words = ops.reshape(ops.random.split(k, (count + 1) // 2), (-1,))
+    if count % 2:
+        words = ops.slice(words, ops.array([0]), (0,), (count,))
+    return ops.reshape(words, shape)
 
 
 def normal(seed: int, name: str, shape: tuple[int, ...], dtype: mx.Dtype,
