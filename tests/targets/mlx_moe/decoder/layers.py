@@ -9,7 +9,7 @@ import mlx.core as mx
 
 from .config import ModelConfig
 from .ops import ops
-from .weights import QWeight, quantized
+from .weights import QWeight, maker
 
 
 def qlinear(x: mx.array, w: QWeight) -> mx.array:
@@ -30,9 +30,9 @@ class Mlp:
 
     @staticmethod
     def build(c: ModelConfig, name: str, width: int, dtype: mx.Dtype) -> Mlp:
-        return Mlp(quantized(c.seed, f"{name}.gate", (width, c.hidden), c.quant, dtype),
-                   quantized(c.seed, f"{name}.up", (width, c.hidden), c.quant, dtype),
-                   quantized(c.seed, f"{name}.down", (c.hidden, width), c.quant, dtype))
+        make = maker(c.seed, name, c.quant, dtype)
+        return Mlp(make("gate", width, c.hidden), make("up", width, c.hidden),
+                   make("down", c.hidden, width))
 
     def __call__(self, x: mx.array) -> mx.array:
         return qlinear(swiglu(qlinear(x, self.gate), qlinear(x, self.up)), self.down)
@@ -72,9 +72,7 @@ class Attention:
 
     @staticmethod
     def build(c: ModelConfig, name: str, dtype: mx.Dtype) -> Attention:
-        def proj(part: str, rows: int, cols: int) -> QWeight:
-            return quantized(c.seed, f"{name}.{part}", (rows, cols), c.quant, dtype)
-
+        proj = maker(c.seed, name, c.quant, dtype)
         qk_norm = c.family == "qwen3_moe"  # Qwen3 normalises queries and keys per head
         norm = ops.ones((c.head_dim,), dtype=dtype) if qk_norm else None
         return Attention(proj("q", c.heads * c.head_dim, c.hidden),

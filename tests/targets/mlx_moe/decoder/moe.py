@@ -19,7 +19,7 @@ from .config import ModelConfig
 from .layers import Mlp, swiglu
 from .moe_detail import MoeDetail
 from .ops import ops
-from .weights import QWeight, distinct_choices, normal, quantized
+from .weights import QWeight, distinct_choices, maker, normal
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,7 @@ class Experts:
 
     @staticmethod
     def build(c: ModelConfig, name: str, dtype: mx.Dtype) -> Experts:
-        def stack(part: str, rows: int, cols: int) -> QWeight:
-            return quantized(c.seed, f"{name}.{part}", (c.experts, rows, cols), c.expert_quant,
-                             dtype)
-
+        stack = maker(c.seed, name, c.expert_quant, dtype, lead=(c.experts,))
         return Experts(stack("gate", c.expert_width, c.hidden),
                        stack("up", c.expert_width, c.hidden),
                        stack("down", c.hidden, c.expert_width))

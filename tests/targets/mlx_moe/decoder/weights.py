@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mlx.core as mx
@@ -51,6 +52,15 @@ def quantized(seed: int, name: str, shape: tuple[int, ...], quant: Quant,
     scales = ops.take(pool[1], pick)
     biases = ops.take(pool[2], pick) if quant.mode == "affine" else None
     return QWeight(codes, scales, biases, quant)
+
+
+def maker(seed: int, prefix: str, quant: Quant, dtype: mx.Dtype,
+          lead: tuple[int, ...] = ()) -> Callable[[str, int, int], QWeight]:
+    """`make(part, rows, cols)`: the quantized matrix (or stack of `lead` matrices) named
+    `prefix.part`."""
+    def make(part: str, rows: int, cols: int) -> QWeight:
+        return quantized(seed, f"{prefix}.{part}", (*lead, rows, cols), quant, dtype)
+    return make
 
 
 def random_words(k: mx.array, shape: tuple[int, ...]) -> mx.array:
