@@ -102,6 +102,9 @@ def test_routers_pick_top_k_distinct_experts(tmp_path: Path) -> None:
     ({"moe_intermediate_size": 100}, "moe_intermediate_size 100 is not a multiple of group size"),
     ({"num_experts_per_tok": 99}, "num_experts_per_tok 99 exceeds the 16 experts"),
     ({"hidden_size": "wide"}, "hidden_size must be an integer"),
+    ({"expert_quantization": {"mode": "mxfp4", "group_size": 64, "bits": 4}},
+     "mxfp4 takes group size 32 and 4 bits, not 64 and 4"),
+    ({"quantization": {"mode": "int4", "group_size": 64, "bits": 4}}, "mode 'int4' is not one of"),
 ])
 def test_a_bad_config_is_one_sentence(tmp_path: Path, changes: dict[str, object],
                                       says: str) -> None:

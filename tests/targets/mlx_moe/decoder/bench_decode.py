@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
-    except (RuntimeError, ValueError, MemoryError) as e:  # MLX's own failures, e.g. OOM
+    except (RuntimeError, MemoryError) as e:  # MLX's own failures, e.g. out of memory
         print(f"Error: {e}", file=sys.stderr)
         return 1
     return 0

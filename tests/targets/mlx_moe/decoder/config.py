@@ -11,7 +11,11 @@ from pathlib import Path
 
 # The three routers mlxcel's MoE question is about (see docs/gpu-payload.md).
 FAMILIES = ("qwen3_moe", "deepseek_v4", "inkling")
-QUANT_MODES = ("affine", "mxfp4", "nvfp4", "mxfp8")
+# MLX 0.32's quantization modes: the microscaling ones fix their group size and bits.
+FIXED_MODES = {"mxfp4": (32, 4), "nvfp4": (16, 4), "mxfp8": (32, 8)}
+AFFINE_GROUPS = (32, 64, 128)
+AFFINE_BITS = (2, 3, 4, 5, 6, 8)
+QUANT_MODES = ("affine", *FIXED_MODES)
 DTYPES = ("bfloat16", "float16", "float32")
 
 
@@ -145,13 +149,26 @@ def _check(c: ModelConfig, path: Path) -> None:
         problems.append("num_hash_layers exceeds num_hidden_layers")
     for quant, width, what in ((c.quant, c.hidden, "hidden_size"),
                                (c.expert_quant, c.expert_width, "moe_intermediate_size")):
-        if quant.mode not in QUANT_MODES:
-            problems.append(f"quantization mode {quant.mode!r} is not one of "
-                            f"{', '.join(QUANT_MODES)}")
+        problems += _quant_problems(quant)
         if quant.group_size <= 0 or width % quant.group_size:
             problems.append(f"{what} {width} is not a multiple of group size {quant.group_size}")
     if problems:
         raise ConfigError(f"{path}: " + "; ".join(problems))
+
+
+def _quant_problems(q: Quant) -> list[str]:
+    if q.mode in FIXED_MODES:
+        group, bits = FIXED_MODES[q.mode]
+        if (q.group_size, q.bits) != (group, bits):
+            return [f"{q.mode} takes group size {group} and {bits} bits, not "
+                    f"{q.group_size} and {q.bits}"]
+        return []
+    if q.mode != "affine":
+        return [f"quantization mode {q.mode!r} is not one of {', '.join(QUANT_MODES)}"]
+    if q.group_size not in AFFINE_GROUPS or q.bits not in AFFINE_BITS:
+        return [f"affine quantization takes group size {AFFINE_GROUPS} and bits {AFFINE_BITS}, "
+                f"not {q.group_size} and {q.bits}"]
+    return []
 
 
 def _describe(e: Exception) -> str:
