@@ -62,13 +62,14 @@ def parse_cupti(run: ProfileInput) -> ProfileParsed:
 
 
 def _steps_failed(run: ProfileInput, steps: tuple[str, ...]) -> Failure | None:
+    """A step that failed (the steps after it never ran), else a step that is missing."""
+    for step in steps:
+        failure = failed_exit(run.steps[step]) if step in run.steps else None
+        if failure:
+            return failure.model_copy(update={"reason": f"step {step}: {failure.reason}"})
     missing = [s for s in steps if s not in run.steps]
     if missing:
         return Failure(kind="unparseable", reason=f"profile lacks steps {', '.join(missing)}")
-    for step in steps:
-        failure = failed_exit(run.steps[step])
-        if failure:
-            return failure.model_copy(update={"reason": f"step {step}: {failure.reason}"})
     return None
 
 
