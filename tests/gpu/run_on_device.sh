@@ -74,6 +74,7 @@ generate(state / "keys" / "coordinator.pem", state / "keys" / "coordinator.pub")
 (state / "repo.json").write_text(json.dumps({"repo": str(repo.path), "first": repo.first,
                                              "second": repo.second}))
 PY
+  probe_models
   local port repo first second
   port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   repo=$("$python" -c "import json; print(json.load(open('repo.json'))['repo'])")
@@ -113,6 +114,41 @@ for _ in range(100):
   echo "submitted $(cat sweep_id): $(grep -c . logs/worker.log) worker log lines so far"
 }
 
+# MLX's CUDA backend refused the DeepSeek-V4-like model at its full widths on an H200
+# (cudaGraphAddKernelNode: invalid argument) in this run's first tries: find the nearest
+# configuration that runs, say which, and keep it for the sweep.
+probe_models() {
+  [ "$mode" = gpu ] || return 0
+  local model=$work/state/models/deepseek-v4-flash-4bit variant
+  (cd "$work/state/payload" && MLX_CUDA_ARCHITECTURES=90a make -s release-cuda \
+     PYTHON="$python" CARGO_TARGET_DIR="$work/state/probe-target" >/dev/null)
+  for variant in as-configured affine-experts 64-experts 64-affine; do
+    "$python" - "$model/config.json" "$variant" <<'PY'
+import json, sys
+path, variant = sys.argv[1], sys.argv[2]
+config = json.load(open(path))
+original = config.setdefault("probe_original", {k: config.get(k) for k in
+                                                 ("expert_quantization", "n_routed_experts")})
+config["expert_quantization"] = original["expert_quantization"]
+config["n_routed_experts"] = original["n_routed_experts"]
+if "affine" in variant:
+    config.pop("expert_quantization")
+if "64" in variant:
+    config["n_routed_experts"] = 64
+config["probe_variant"] = variant
+json.dump(config, open(path, "w"), indent=2)
+PY
+    if MLXMOE_TRACEBACK=1 "$work/state/probe-target/release/mlxcel-bench-decode" -m "$model" \
+         -p x --prompt-tokens 64 -n 8 --warmup-tokens 2 --ignore-eos --no-chat-template \
+         > "$work/state/probe-$variant.txt" 2>&1; then
+      echo "deepseek-v4-flash-4bit runs as: $variant" | tee "$work/state/models.txt"
+      return 0
+    fi
+    echo "deepseek-v4-flash-4bit fails as $variant:"; tail -n 12 "$work/state/probe-$variant.txt"
+  done
+  echo "deepseek-v4-flash-4bit: no variant runs" | tee "$work/state/models.txt"
+}
+
 finish() {
   # shellcheck disable=SC1090
   . "$env_file"
@@ -144,7 +180,8 @@ PY
   "$python" -c 'import mlx.core as mx, torch; print("mlx", mx.__version__, "| torch", torch.__version__)' \
     > versions.txt 2>&1 || true
   tar -czf "$out/h200-moe-decode.tar.gz" record artifacts logs sweep.yaml status.txt record.txt \
-    check.txt nvidia-smi.txt versions.txt redis/redis.log
+    check.txt nvidia-smi.txt versions.txt redis/redis.log models $(ls probe-*.txt models.txt \
+    2>/dev/null)
   cp "record/$id.md" "$out/record.md" 2>/dev/null || true
   ls -la "$out"
 }
