@@ -80,17 +80,23 @@ def _colour(row: ArmRow, index: int) -> str:
     return "C0" if row.baseline else "dimgrey" if row.aa else f"C{index % 9 + 1}"
 
 
+# The token's wall time not spent in kernels (jobs/attribution.py's Idle), drawn as a row.
+IDLE = "GPU idle (wall − kernels)"
+
+
 def phases_png(record: Record) -> bytes | None:
     """Per-token time by phase for every timed profile; None when none has timings.
 
     Whatever rows the attribution has are drawn, a negative one (GPU idle below the kernel
     time) below zero as it is.
     """
-    timed = [(f"{g.backend}\n{_wrap(g.model, 18)}", g.profile.attribution) for g in record.groups
+    several = len({g.commit for g in record.groups}) > 1
+    timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else ""),
+              g.profile.attribution) for g in record.groups
              if g.profile and g.profile.attribution.timed]
     if not timed:
         return None
-    phases = [p for p in dict.fromkeys(p.phase for _, a in timed for p in a.phases)
+    phases = [p for p in dict.fromkeys([*(p.phase for _, a in timed for p in a.phases), IDLE])
               if any(_us(a, p) for _, a in timed)]
     fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(timed) + 3.5), 4.6),
                            layout="constrained")
@@ -99,7 +105,8 @@ def phases_png(record: Record) -> bytes | None:
     for i, phase in enumerate(phases):
         heights = [_us(a, phase) for _, a in timed]
         bottoms = [u if h >= 0 else d for h, u, d in zip(heights, up, down, strict=True)]
-        bars = ax.bar(labels, heights, bottom=bottoms, label=phase, color=f"C{i % 10}",
+        bars = ax.bar(labels, heights, bottom=bottoms, label=phase,
+                      color="0.6" if phase == IDLE else f"C{i % 10}",
                       hatch="//" if phase == "unclassified" else None, edgecolor="white")
         for bar, h in zip(bars, heights, strict=True):
             if h < 0:  # say a negative row's value where it is drawn
@@ -122,6 +129,8 @@ def phases_png(record: Record) -> bytes | None:
 
 
 def _us(a: Attribution, phase: str) -> float:
+    if phase == IDLE:
+        return a.idle.idle_us_per_token if a.idle else 0.0
     row = a.phase(phase)
     return (row.us_per_token or 0.0) if row else 0.0
 

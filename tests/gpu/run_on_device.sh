@@ -122,17 +122,17 @@ probe_models() {
   local model=$work/state/models/deepseek-v4-flash-4bit variant
   (cd "$work/state/payload" && MLX_CUDA_ARCHITECTURES=90a make -s release-cuda \
      PYTHON="$python" CARGO_TARGET_DIR="$work/state/probe-target" >/dev/null)
-  for variant in as-configured affine-experts 64-experts 64-affine; do
+  for variant in as-configured hidden-2048 hidden-2048-64-experts; do
     "$python" - "$model/config.json" "$variant" <<'PY'
 import json, sys
 path, variant = sys.argv[1], sys.argv[2]
 config = json.load(open(path))
 original = config.setdefault("probe_original", {k: config.get(k) for k in
-                                                 ("expert_quantization", "n_routed_experts")})
-config["expert_quantization"] = original["expert_quantization"]
+                                                 ("hidden_size", "n_routed_experts")})
+config["hidden_size"] = original["hidden_size"]
 config["n_routed_experts"] = original["n_routed_experts"]
-if "affine" in variant:
-    config.pop("expert_quantization")
+if "hidden-2048" in variant:
+    config["hidden_size"] = 2048
 if "64" in variant:
     config["n_routed_experts"] = 64
 config["probe_variant"] = variant

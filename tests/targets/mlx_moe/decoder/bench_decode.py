@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 import time
+import traceback
 from pathlib import Path
 
 import mlx.core as mx

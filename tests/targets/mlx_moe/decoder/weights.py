@@ -24,7 +24,7 @@ CALIBRATION_ROWS = 64
 # A stack of experts larger than this many packed words is drawn in slices of experts: one
 # launch over a 256-expert stack at DeepSeek-V4 widths (2^28 words) failed in MLX's CUDA
 # backend on an H200 ("cudaGraphAddKernelNode ... invalid argument").
-CHUNK_WORDS = 1 << 25
+CHUNK_WORDS = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,13 @@ def random_words(k: mx.array, shape: tuple[int, ...]) -> mx.array:
     key, with no float conversion: several times faster than `randint` and no larger than its
     result."""
     count = math.prod(shape)
+    if count > CHUNK_WORDS:  # one launch over tens of millions of keys failed on MLX CUDA
+        keys = ops.random.split(k, -(-count // CHUNK_WORDS))
+        parts = [random_words(keys[i], (min(CHUNK_WORDS, count - i * CHUNK_WORDS),))
+                 for i in range(keys.shape[0])]
+        for part in parts:
+            mx.eval(part)
+        return ops.reshape(ops.concatenate(parts), shape)
     words = ops.reshape(ops.random.split(k, (count + 1) // 2), (-1,))
     if count % 2:
         words = ops.slice(words, ops.array([0]), (0,), (count,))
@@ -95,8 +102,21 @@ def normal(seed: int, name: str, shape: tuple[int, ...], dtype: mx.Dtype,
     return ops.multiply(ops.random.normal(shape, dtype=dtype, key=key(seed, name)), std)
 
 
+# Rows sorted per launch: an argsort over DeepSeek-V4's 129,280 vocabulary rows at once failed
+# on MLX's CUDA backend on an H200 (cudaGraphAddKernelNode: invalid argument; a grid of more
+# than 65,535 rows in one dimension, it seems), found by tests/gpu/diagnose_load.py.
+SORT_ROWS = 16384
+
+
 def distinct_choices(seed: int, name: str, rows: int, choices: int, k: int) -> mx.array:
     """For each row, k distinct integers below `choices` (a hash-routing table)."""
     noise = ops.random.uniform(shape=(rows, choices), key=key(seed, name))
-    return ops.astype(ops.slice(ops.argsort(noise, axis=-1), ops.array([0, 0]), (0, 1),
-                                (rows, k)), mx.int32)
+    parts = []
+    for start in range(0, rows, SORT_ROWS):
+        end = min(rows, start + SORT_ROWS)
+        block = ops.slice(noise, ops.array([start, 0]), (0, 1), (end - start, choices))
+        part = ops.slice(ops.argsort(block, axis=-1), ops.array([0, 0]), (0, 1),
+                         (end - start, k))
+        mx.eval(part)
+        parts.append(part)
+    return ops.astype(ops.concatenate(parts), mx.int32)
