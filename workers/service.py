@@ -22,7 +22,7 @@ from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
 from workers.fleet.keys import verifier
 from workers.fleet.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
-from workers.fleet.queues import TASK, backend_queue, host_queue
+from workers.fleet.queues import TASK
 from workers.fleet.recovery import recover, take_over
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
@@ -32,9 +32,12 @@ from workers.hooks.cancel import Cancel
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
+from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
+from workers.hooks.route import Route
 from workers.hooks.signature import SignatureCheck
 from workers.host import facts
+from workers.offer import Offering, offer_step
 from workers.task import Context, run_group
 from workers.workspace import Workspace
 
@@ -49,10 +52,13 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
     ctx = start(settings, backend, name)
     app = create_app(settings)
     register(app, ctx)
+    assert ctx.offering is not None
+    queues = sorted(ctx.offering.wanted(ctx.state.r))
+    ctx.offering.consuming = set(queues)
     try:
         app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
                          "--prefetch-multiplier", "1", "--hostname", f"{name}.{backend}@%h",
-                         "--queues", f"{backend_queue(backend)},{host_queue(name, backend)}",
+                         "--queues", ",".join(queues),
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          "--loglevel", loglevel])
     finally:
@@ -70,9 +76,13 @@ def start(settings: Settings, backend: str, name: str) -> Context:
     store = Store(client)
     host = settings.host or socket.gethostname()
     lease = Lease(client, name, uuid.uuid4().hex)
+    offering = Offering(name, backend, host, settings.tags, settings.models_dir)
+    if not settings.allowed_repos:
+        log.warning("BENCHFLEET_ALLOWED_REPOS is empty: worker %s builds no repository; every "
+                    "cell it takes fails until the list names the targets", name)
     try:
         held = lease.take({"backend": backend, "host": host, "pid": str(os.getpid()),
-                           "facts": facts().model_dump_json(), "tags": ",".join(settings.tags)},
+                           "facts": facts().model_dump_json(), **offering.fields()},
                           takeover=_predecessor_is_dead(client, name, host))
     except NameTaken as taken:
         raise UserError(str(taken)) from None
@@ -84,15 +94,17 @@ def start(settings: Settings, backend: str, name: str) -> Context:
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
     key = verifier(settings.verify_key)
-    hooks = Chain([SignatureCheck(key, store, name), Adaptive(key, store, artifacts),
-                   Cancel(client, name), Retries(),
+    hooks = Chain([SignatureCheck(key, store, name), Route(offering, store),
+                   Adaptive(key, store, artifacts), Cancel(client, name), Retries(),
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
+                   Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, lease, slack), IdleGate(gate)])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
                    workspace=Workspace(workspace, settings.setup_timeout_s),
                    artifacts=artifacts, state=store, lease=lease, hooks=hooks,
-                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s)
+                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s,
+                   offering=offering)
 
 
 def register(app: Celery, ctx: Context) -> None:
@@ -101,6 +113,8 @@ def register(app: Celery, ctx: Context) -> None:
         return run_group(ctx, sweep_id, self.request.id, items)
 
     app.steps["worker"].add(_idle_step(ctx))
+    if ctx.offering is not None:
+        app.steps["worker"].add(offer_step(ctx.offering, ctx.lease, ctx.state.r))
 
 
 def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:

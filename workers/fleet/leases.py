@@ -47,11 +47,14 @@ class Lease:
         self.r, self.name, self.instance = client, name, instance
         self._register = client.register_script(lua("register", head=False))
         self._renew = client.register_script(lua("renew", head=False))
+        self.fields: dict[str, str] = {}  # what it published, for a lease taken again
 
     def take(self, fields: dict[str, str], takeover: bool) -> Held | None:
-        """Register this worker; raises NameTaken when a live other instance has the name."""
-        flat = [v for kv in fields.items() for v in kv] + ["instance", self.instance,
-                                                          "started", now(), "seen", now()]
+        """Register this worker; raises NameTaken when a live other instance has the name.
+        Empty `fields` (a lease taken again) publishes what was published before."""
+        self.fields = {**self.fields, **fields}
+        flat = [v for kv in self.fields.items() for v in kv] + ["instance", self.instance,
+                                                                "started", now(), "seen", now()]
         ok, old, detail = self._register(
             keys=[WORKERS, worker_key(self.name)],
             args=[self.name, self.instance, epoch(), epoch() + IDLE_TTL_S,
@@ -81,6 +84,7 @@ class Lease:
         self.r.hdel(worker_key(self.name), "holding")
 
     def publish(self, fields: dict[str, str]) -> None:
+        self.fields.update(fields)
         self.r.hset(worker_key(self.name), mapping=fields)
 
     def end(self) -> None:
