@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import redis
 
+from jobs.routing import Offer
 from workers.fleet.state import PREFIX, WORKERS, epoch, lua, now
 
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
@@ -114,6 +115,20 @@ def live_workers(client: redis.Redis) -> dict[str, dict[str, str]]:
     for name in names:
         pipe.hgetall(worker_key(name))
     return dict(zip(names, pipe.execute(), strict=True))
+
+
+def live_offers(client: redis.Redis) -> list[Offer]:
+    """What each live worker offers (routing reads it: jobs/routing.py)."""
+    return [offer(name, fields) for name, fields in live_workers(client).items()]
+
+
+def offer(name: str, fields: dict[str, str]) -> Offer:
+    try:
+        tags = [str(t) for t in json.loads(fields.get("tags") or "[]")]
+    except (ValueError, TypeError):
+        tags = []
+    return Offer(name=name, host=fields.get("host", ""), backend=fields.get("backend", ""),
+                 tags=tags)
 
 
 def _held(worker: str, instance: str, holding: str) -> Held | None:
