@@ -21,14 +21,14 @@ def name_problem(value: str, what: str) -> str | None:
     """Why `value` is not a safe one-component name, or None."""
     if len(value) > 200:
         return f"{what} is longer than 200 characters"
-    if not _NAME.match(value):  # a first letter or digit also rules out '.' and '..'
+    if not _NAME.fullmatch(value):  # a first letter or digit also rules out '.' and '..'
         return (f"{what} {value[:80]!r} is not a plain name (a letter or digit, then letters, "
                 "digits, '.', '_' or '-'; no '/')")
     return None
 
 
 def commit_problem(value: str) -> str | None:
-    if not _SHA.match(value):
+    if not _SHA.fullmatch(value):
         return f"commit {value[:80]!r} is not a 40-hex sha (submit resolves every commit)"
     return None
 

@@ -16,7 +16,7 @@ MODEL_TAG = "model:"
 
 
 def tag_problem(tag: str) -> str | None:
-    if len(tag) > 200 or not _TAG.match(tag.replace(MODEL_PLACEHOLDER, "m")):
+    if len(tag) > 200 or not _TAG.fullmatch(tag.replace(MODEL_PLACEHOLDER, "m")):
         return (f"tag {tag[:80]!r} must start with a letter or digit and hold only letters, "
                 "digits and . _ : = / + - (no spaces, commas or '@')")
     return None

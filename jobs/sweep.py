@@ -13,7 +13,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _name(value: str) -> str:
-    if not _NAME.match(value):
+    if not _NAME.fullmatch(value):  # `$` alone would let a trailing newline in
         raise ValueError(f"{value!r} must be letters, digits, '.', '_' or '-'")
     return value
 

@@ -28,7 +28,13 @@ import asyncssh
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from jobs.errors import UserError
-from workers.fleet.artifacts import MANIFEST, ArtifactExists, CorruptArtifact, sha256_file
+from workers.fleet.artifacts import (
+    MANIFEST,
+    ArtifactExists,
+    CorruptArtifact,
+    confined,
+    sha256_file,
+)
 
 # AES-GCM first: one AEAD pass in OpenSSL, the fastest cipher both ends speak (the benchmark
 # measures it against OpenSSH's default, chacha20-poly1305).
@@ -124,6 +130,7 @@ class SftpStore:
         except (OSError, asyncssh.SFTPError, ValueError, KeyError) as error:
             raise CorruptArtifact(f"{self.origin}{remote}: manifest unreadable "
                                   f"({error})") from None
+        confined(manifest, f"{self.origin}{remote}")
         stale = [n for n, e in manifest.items()
                  if not ((local / n).is_file() and sha256_file(local / n) == e["sha256"])]
         if stale:
