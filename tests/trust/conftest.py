@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +55,13 @@ class Fleet:
 
     def sweep_file(self, name: str, backend: str = "cpu", repo: Path | None = None,
                    env: dict[str, str] | None = None, **extra: object) -> Path:
+        """A one-cell sweep of the stand-in; `extra` replaces any of its keys."""
         spec: dict[str, object] = {"name": name, "target": {"repo": str(repo or self.target),
                                                            "commits": "main"},
                                    "models": ["tinymoe-a3"],
                                    "backends": {backend: {"build": "tinymoe-build"}},
-                                   "arms": arms("gather", env=env), "n": 1, "warmup": 0, **extra}
+                                   "arms": arms("gather", env=env), "n": 1, "warmup": 0}
+        spec.update(extra)
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         return path
@@ -129,19 +131,19 @@ def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | Non
     target = root / "target"
     make_target_repo(target)
     make_models(root / "models", DEMO_MODELS)
-    with RedisServer(root / "redis", password=PASSWORD) as server:
+    with ExitStack() as stack:
+        if redis_url is None:
+            redis_url = stack.enter_context(RedisServer(root / "redis", password=PASSWORD)).url
         values: dict[str, object] = {"catalogue": catalogue(root / "catalogue.yaml"),
                                      "allowed_repos": [str(target)], **overrides}
-        settings = fleet_settings(root, redis_url or server.url, **values)
+        settings = fleet_settings(root, redis_url, **values)
         fleet = LocalFleet(settings, root / "logs", env=SECRETS)
-        try:
-            for backend, name in workers:
-                fleet.start(backend, name)
-            store = Store.connect(settings.redis_url)
-            _until_live(store, [name for _, name in workers])
-            yield Fleet(root, settings, fleet, target, store)
-        finally:
-            fleet.stop()
+        stack.callback(fleet.stop)
+        for backend, name in workers:
+            fleet.start(backend, name)
+        store = Store.connect(settings.redis_url)
+        _until_live(store, [name for _, name in workers])
+        yield Fleet(root, settings, fleet, target, store)
 
 
 def _until_live(store: Store, names: list[str]) -> None:
