@@ -71,9 +71,11 @@ class Fleet:
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1]
 
-    def plant(self, name: str, change: Callable[[Cell], Cell], backend: str = "cpu") -> Cell:
+    def plant(self, name: str, change: Callable[[Cell], Cell], backend: str = "cpu",
+              queue: str | None = None) -> Cell:
         """A sweep saved and queued as a coordinator that skipped its checks would: its cell
-        changed by `change`, signed with the coordinator's own key."""
+        changed by `change`, signed with the coordinator's own key, queued on `queue` (by
+        default the one its route names)."""
         sweep, _ = load(Sweep, self.sweep_file(name, backend).read_text(), name)
         repo = str(self.target)
         commits = resolve_commits(repo, ["main"])
@@ -83,7 +85,7 @@ class Fleet:
         sweep_id = f"{name}-{time.time_ns()}"
         signed = sign_all(signer(self.settings.signing_key), sweep_id, 0, "planted", cells)
         self.store.save_sweep(sweep_id, sweep, cells, "planted", "planted", signed, commits)
-        self.forge(sweep_id, cell_queue(cells[0]), [signed[c.id] for c in cells])
+        self.forge(sweep_id, queue or cell_queue(cells[0]), [signed[c.id] for c in cells])
         return cells[0]
 
     def forge(self, sweep_id: str, queue: str, items: list[Signed]) -> None:
