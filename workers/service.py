@@ -67,6 +67,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
 
 def start(settings: Settings, backend: str, name: str) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
+    key = verifier(settings.verify_key)  # a worker without one fails before it connects
     workspace = settings.workspace
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
@@ -93,7 +94,6 @@ def start(settings: Settings, backend: str, name: str) -> Context:
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
-    key = verifier(settings.verify_key)
     hooks = Chain([SignatureCheck(key, store, name), Route(offering, store),
                    Adaptive(key, store, artifacts), Cancel(client, name), Retries(),
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),

@@ -19,6 +19,7 @@ import pytest
 from deploy.layout import Layout
 from deploy.services import Launchd, Systemd
 from tests.hosts.netns import Host, Lab
+from workers.fleet.keys import generate
 
 ROOT = Path(__file__).parents[2]
 BENCHFLEET = str(Path(sys.executable).with_name("benchfleet"))
@@ -54,7 +55,14 @@ class Fleet:
                            "--artifacts", f"sftp://root@{self.coord.address}"
                                           f"{self.lab.root / 'store'}",
                            "--artifacts-key", str(self.key), "--tag", "gpu=none",
-                           "--service", "supervisor")
+                           "--verify-key", str(self.verify_key()), "--allow-repo",
+                           str(self.lab.root / "target"), "--service", "supervisor")
+
+    def verify_key(self) -> Path:
+        public = self.lab.root / "keys" / "coordinator.pub"
+        if not public.exists():
+            generate(public.with_suffix(".pem"), public)
+        return public
 
     def clients(self) -> str:
         done = self.coord.run("redis-cli", "-h", self.coord.address, "-a", PASSWORD,
