@@ -28,7 +28,7 @@ from jobs.errors import UserError
 SOURCE = Path(__file__).resolve().parents[1]
 PACKAGES = ("jobs", "runner", "workers", "deploy")
 # Exported from uv.lock by the install script; the first that exists is used.
-LOCK_EXPORTS = ("requirements/worker.txt", "requirements-worker.txt")
+LOCK_EXPORTS = ("deploy/worker-requirements.txt",)
 EXTRA = "worker"
 _SAVED = re.compile(r"(?:Saved|File was already downloaded) (\S+\.whl)")
 

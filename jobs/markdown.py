@@ -1,7 +1,9 @@
 """The record as Markdown, laid out like mlxcel's docs/benchmark_results pages."""
 
 from jobs.answer import Answer
+from jobs.attribution import Attribution
 from jobs.compare import Comparison
+from jobs.readings import PathCounts
 from jobs.record import Record
 from jobs.record_parts import Group, Measurement
 from jobs.stats import Ratio, Span, ratio_text, span_text
@@ -15,7 +17,7 @@ def render(record: Record, plots: dict[str, str] | None = None, data: str | None
     parts += [_method(record), _idleness(record)]
     names = {sha: name for name, shas in record.commits.items() for sha in shas}
     parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
-    parts += [_plots(record, plots or {}), _missing(record), _skipped(record),
+    parts += [_plots(record, plots or {}), _missing(record), _skipped(record), _history(record),
               _measurements(record), _hosts(record)]
     return "\n".join(p for p in parts if p)
 
@@ -84,29 +86,56 @@ def _profile(g: Group) -> str:
     tokens = " and ".join(map(str, p.tokens))
     how = (f"two-run nsys delta ({tokens} generated tokens)" if p.tool == "nsys-delta"
            else "op counts of one decode token's graph (DOT); no per-op time")
+    rules = f"phase rules of family `{a.family}`" if a.family else "the default phase rules"
     rows = [f"\n### Kernels per decode token: {g.backend} · {g.model}\n",
-            f"Profile cell `{p.cell_id}` (attempt {p.attempt}, {p.worker}), {how}. "
-            "Profiled runs are never used for throughput.\n",
-            "| phase | kernels | launches/token | µs/token | share |", "|---|---|---|---|---|"]
+            f"Profile cell `{p.cell_id}` (attempt {p.attempt}, {p.worker} on {p.hostname}), "
+            f"{how}, {rules}. Profiled runs are never used for throughput.\n",
+            "| phase | kernels | launches/token | µs/token | % of kernel time "
+            "| % of token wall |", "|---|---|---|---|---|---|"]
     rows += [f"| {ph.phase} | {ph.kernels} | {ph.launches_per_token:.1f} | {_num(ph.us_per_token)} "
-             f"| {_pct(ph.share)} |" for ph in a.phases]
+             f"| {_pct(ph.share)} | {_pct(ph.wall_share)} |" for ph in a.phases]
     if a.total_us_per_token is not None:
-        rows.append(f"| total | {len(a.kernels)} | "
+        rows.append(f"| **kernels** | {len(a.kernels)} | "
                     f"{sum(k.launches_per_token for k in a.kernels):.1f} "
-                    f"| {a.total_us_per_token:.1f} | 100% |")
+                    f"| {a.total_us_per_token:.1f} | 100% | {_pct(_ratio(a))} |")
+    if a.idle:
+        i = a.idle
+        rows += [f"| **GPU idle** (wall − kernels) | – | – | {i.idle_us_per_token:.1f} | – "
+                 f"| {i.idle_us_per_token / i.wall_us_per_token:.1%} |",
+                 f"| **token wall** (unprofiled) | – | – | {i.wall_us_per_token:.1f} | – | 100% |",
+                 f"\nToken wall time: {i.source}. GPU idle is that minus the profiled kernel "
+                 "time: launch, host and synchronisation time, never kernel time; a negative "
+                 "value is shown as it is."]
     rows += ["", "| kernel | phase | launches/token | µs/token | share |", "|---|---|---|---|---|"]
     rows += [f"| `{_cell(k.name)}` | {k.phase} | {k.launches_per_token:.2f} "
              f"| {_num(k.us_per_token)} | {_pct(k.share)} |" for k in a.kernels]
     if p.paths:
-        rows.append(f"\nMoE calls by path (`path=` lines): decode {p.paths.decode_gather} "
-                    f"gather_qmm, {p.paths.decode_fused} fused; prefill {p.paths.prefill_gather} "
-                    f"gather_qmm, {p.paths.prefill_fused} fused.")
+        rows.append(_moe_calls(p.paths))
     if p.first_call_path:
         rows.append(f"\n`[mlxcel arch]` first quantized matmul call: `{p.first_call_path}`"
                     f"{' on ' + p.arch if p.arch else ''}. That call is usually prefill: it does "
                     "not say which kernel decode takes; the delta above does.")
-    rows += [f"\n- {_cell(n)}" for n in p.notes]
+    rows += [f"\n- {_cell(n)}" for n in [*a.notes, *p.notes]]
     return "\n".join(rows) + "\n"
+
+
+def _moe_calls(c: PathCounts) -> str:
+    calls = c.decode_fused + c.decode_gather
+    per = (f", {c.decode_calls_per_token:g} per decode token"
+           if c.decode_calls_per_token is not None else "")
+    split = (f" Per decode call: gate {c.decode_gate_ms / calls:.2f} ms, expert "
+             f"{c.decode_expert_ms / calls:.2f} ms, combine {c.decode_combine_ms / calls:.2f} ms "
+             "(the hook synchronises after each phase: attribution, never throughput)."
+             if calls else "")
+    return (f"\nMoE calls by path (`[QWEN3_MOE_SPARSE]` lines): decode {c.decode_gather} "
+            f"gather_qmm, {c.decode_fused} fused{per}; prefill {c.prefill_gather} gather_qmm, "
+            f"{c.prefill_fused} fused.{split}")
+
+
+def _ratio(a: Attribution) -> float | None:
+    if a.idle is None or a.total_us_per_token is None:
+        return None
+    return a.total_us_per_token / a.idle.wall_us_per_token
 
 
 def _num(value: float | None) -> str:
@@ -226,7 +255,8 @@ def _group(g: Group, names: dict[str, str]) -> str:
                     f"| {_vs(row.prefill_vs_baseline, row.prefill_comparison)} "
                     f"| {span_text(row.peak_gb)} | {span_text(row.load1)} | {row.flagged or '–'} "
                     f"| {', '.join(row.hosts) or '–'} |")
-    return "\n".join(rows) + "\n" + _comparisons(g) + _repeats(g)
+    order = "".join(f"\n**Order:** {note}.\n" for note in g.order)
+    return "\n".join(rows) + "\n" + order + _comparisons(g) + _repeats(g)
 
 
 def _vs(ratio: Ratio | None, c: Comparison | None) -> str:
@@ -298,6 +328,15 @@ def _skipped(r: Record) -> str:
                   ["cell", "backend", "model", "arm", "repeat", "reason"],
                   [[f"`{s.cell_id}`", s.backend, s.model, s.arm, s.repeat, _cell(s.reason)]
                    for s in r.skipped])
+
+
+def _history(r: Record) -> str:
+    if not r.history:
+        return ""
+    return _table("Attempt history (cells tried more than once)",
+                  ["cell", "attempt", "worker", "host", "started", "outcome"],
+                  [[f"`{e.cell_id}`", e.attempt, e.worker, e.hostname, e.started or "–",
+                    _cell(e.outcome)] for e in r.history])
 
 
 def _table(heading: str, columns: list[str], rows: list[list[object]]) -> str:

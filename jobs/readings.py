@@ -9,13 +9,18 @@ FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup"
 
 
 class RunOutput(Strict):
-    """One finished command, as a parser sees it."""
+    """One finished command, as a parser sees it.
+
+    `files` holds the text files the command created or changed under `{out}`, by path
+    relative to `{out}`: a driver whose result is a file (bench_mlxlm.py's CSV) is read there.
+    """
 
     stdout: str
     stderr: str
     exit_code: int
     timed_out: bool = False
     timeout_s: float | None = None
+    files: dict[str, str] = {}
 
 
 class BenchReading(Strict):
@@ -29,6 +34,8 @@ class BenchReading(Strict):
     peak_gb: float | None = None
     load_s: float | None = None
     finish_reason: str | None = None
+    decode_path: str | None = None  # `Decode path:` (newer mlxcel commits only)
+    baseline_version: str | None = None  # the baseline's `mlx-lm-<ver>` / `mlx-vlm-<ver>`
     notes: list[str] = []
 
 
@@ -41,12 +48,21 @@ class KernelStat(Strict):
 
 
 class PathCounts(Strict):
-    """`path=fused|gather_qmm tokens=N` lines: decode calls have tokens=1."""
+    """`[QWEN3_MOE_SPARSE] path=... tokens=N gate=...ms expert=...ms combine=...ms` lines, one
+    per MoE call (Qwen3-MoE only); decode calls have tokens=1.
+
+    The ms sums are over decode calls; the hook synchronises after each phase, so they are
+    attribution, never throughput. `decode_calls_per_token` comes from a two-run delta.
+    """
 
     decode_fused: int = 0
     decode_gather: int = 0
     prefill_fused: int = 0
     prefill_gather: int = 0
+    decode_gate_ms: float = 0.0
+    decode_expert_ms: float = 0.0
+    decode_combine_ms: float = 0.0
+    decode_calls_per_token: float | None = None
 
 
 class ProfileReading(Strict):

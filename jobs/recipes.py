@@ -28,7 +28,10 @@ BUILTINS = {
     "backend": "the backend name",
     "out": "a scratch directory kept as the run's artifacts",
     "commit": "the resolved 40-hex commit",
+    "run": "the run's label within the attempt (warmup-1, measure, or the step's name)",
 }
+# Where a command runs unless its recipe says otherwise.
+DEFAULT_CWD = "{tree}"
 
 Kind = Literal["build", "bench", "profile"]
 ParamType = Literal["int", "float", "str", "bool"]
@@ -131,6 +134,8 @@ class Recipe(Strict):
     needs_model: bool = False
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     requires_flags: FlagProbe | None = None
+    cwd: str = Field(default=DEFAULT_CWD, description=(
+        "where the command runs (a template; e.g. {out}/{run}, created when under {out})"))
     help: str = ""
 
     @model_validator(mode="after")
@@ -142,6 +147,8 @@ class Recipe(Strict):
             raise ValueError(f"step names must be unique: {', '.join(names)}")
         if self.kind == "bench" and self.steps:
             raise ValueError("a bench recipe is one command, so its parser reads one run")
+        if self.kind == "build" and self.cwd != DEFAULT_CWD:
+            raise ValueError("a build runs in the worktree; cwd is for bench and profile recipes")
         if self.kind != "build" and not self.parser:
             raise ValueError(f"a {self.kind} recipe needs a parser")
         for name, param in self.params.items():
@@ -170,7 +177,7 @@ class Recipe(Strict):
         steps = self.steps + [s for v in self.backends.values() for s in v.steps or []]
         envs = [self.env] + [v.env for v in self.backends.values()] + [s.env for s in steps]
         probe = self.requires_flags.command if self.requires_flags else []
-        return texts + probe + [value for env in envs for value in env.values()]
+        return texts + probe + [self.cwd] + [value for env in envs for value in env.values()]
 
     def _conditionals(self) -> list[Optional_]:
         return [a for cmd in self._commands() for a in cmd if isinstance(a, Optional_)]
@@ -235,25 +242,30 @@ def _path_problem(name: str, value: str) -> str:
 
 
 class Invocation(Strict):
-    """A recipe made concrete for one run: the exact argv and the env it sets."""
+    """A recipe made concrete for one run: the exact argv, the env it sets, where it runs."""
 
     argv: list[str]
     env: dict[str, str]
     timeout_s: float
     pass_env: list[str] = []
     retry: RetryPolicy = RetryPolicy()
+    cwd: str | None = None  # None: the worktree
 
 
 def invocations(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
                 env_overrides: Mapping[str, str], builtins: Mapping[str, str]
                 ) -> list[tuple[str, Invocation]]:
-    """Every command of a recipe for one backend, named; one command is named `run`."""
+    """Every command of a recipe for one backend, named; one command is named `run`.
+
+    `{run}` is the step's name unless the caller's builtins say otherwise.
+    """
     variant = recipe.backends.get(backend, Variant())
     steps = variant.steps or recipe.steps
     if not steps:
-        return [("run", invocation(recipe, backend, given, env_overrides, builtins))]
-    return [(step.name, invocation(recipe, backend, given, env_overrides, builtins, step))
-            for step in steps]
+        return [("run", invocation(recipe, backend, given, env_overrides,
+                                   {"run": "run", **builtins}))]
+    return [(step.name, invocation(recipe, backend, given, env_overrides,
+                                   {"run": step.name, **builtins}, step)) for step in steps]
 
 
 def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
@@ -281,8 +293,9 @@ def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
     env = {k: fill(v, values) for k, v in env.items()}
     env.update(env_overrides)
     env = _confine_paths(recipe, env, str(builtins.get("out", "")))
+    cwd = fill(recipe.cwd, values) if recipe.cwd != DEFAULT_CWD else None
     return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s, pass_env=recipe.pass_env,
-                      retry=recipe.retry)
+                      retry=recipe.retry, cwd=cwd)
 
 
 def _confine_paths(recipe: Recipe, env: dict[str, str], out: str) -> dict[str, str]:
@@ -302,6 +315,6 @@ def flag_probe(recipe: Recipe, builtins: Mapping[str, str]) -> Invocation | None
     """The `--help` call that shows whether the built program has the flags the recipe uses."""
     if recipe.requires_flags is None:
         return None
-    values: dict[str, Scalar] = dict(builtins)
+    values: dict[str, Scalar] = {"run": "probe-help", **builtins}
     return Invocation(argv=[fill(a, values) for a in recipe.requires_flags.command], env={},
                       timeout_s=60)

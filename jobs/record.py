@@ -8,10 +8,11 @@ from collections.abc import Mapping, Sequence
 from jobs.adaptive import Repeats, walk
 from jobs.answer import Answer, answer
 from jobs.attempts import AttemptResult, CellState, HostFacts
-from jobs.attribution import attribute
+from jobs.attribution import attribute, with_idle
 from jobs.cells import Cell
 from jobs.compare import Comparison, compare, noise_floor
 from jobs.fidelity import HostRun, flags, host_runs
+from jobs.history import AttemptEntry, attempt_history, order_notes
 from jobs.model import Strict
 from jobs.record_parts import (
     ArmRow,
@@ -61,6 +62,7 @@ class Record(Strict):
     skipped: list[Skipped] = []
     host_runs: list[HostRun] = []
     evidence: list[Evidence] = []
+    history: list[AttemptEntry] = []
     question: Question | None = None
     answer: Answer | None = None
     check: Check | None = None
@@ -82,7 +84,7 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         result = results.get(cell.id)
         done = states.get(cell.id, CellState(status="queued")).status == "done"
         measurement = _measurement(cell, result, runs) if result and done else None
-        profile = _profile(sweep, result) if result and done else None
+        profile = _profile(sweep, cell, result) if result and done else None
         if measurement:
             measured[cell.id] = measurement
         elif profile:
@@ -118,7 +120,7 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         hosts=dict(sorted(hosts.items())),
         meta=_meta(created, cells, [*results.values(), *earlier], measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
-        question=sweep.question,
+        history=attempt_history(cells, dict(results), earlier), question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
 
 
@@ -157,10 +159,12 @@ def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
     ours = [measured[c.id] for c in cells if c.id in measured]
     rows = [_row(arm, arm == sweep.baseline.name, [c for c in cells if c.arm == arm],
                  [m for m in ours if m.arm == arm]) for arm in arms]
+    if profile and sweep.question:
+        profile = _with_idle(profile, sweep.question.candidate, ours)
     return Group(commit=commit, backend=backend, model=model,
                  rows=compared_rows(rows, ours, repeats),
                  measurements=sorted(ours, key=lambda m: m.order), profile=profile,
-                 repeats=repeats)
+                 repeats=repeats, order=order_notes(cells, ours))
 
 
 def _row(arm: str, baseline: bool, cells: list[Cell], ms: list[Measurement]) -> ArmRow:
@@ -265,14 +269,31 @@ def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
                    reason=reason)
 
 
-def _profile(sweep: Sweep, result: AttemptResult) -> GroupProfile | None:
+def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
     p = result.profile
     if p is None:
         return None
+    family = sweep.family(cell.model)
     return GroupProfile(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
-                        tool=p.tool, tokens=p.tokens, attribution=attribute(p, sweep.phases),
-                        paths=p.paths, first_call_path=p.first_call_path, arch=p.arch,
-                        notes=p.notes)
+                        hostname=result.host.hostname, tool=p.tool, tokens=p.tokens,
+                        attribution=attribute(p, sweep.phases, family), paths=p.paths,
+                        first_call_path=p.first_call_path, arch=p.arch, notes=p.notes)
+
+
+def _with_idle(profile: GroupProfile, arm: str, ms: list[Measurement]) -> GroupProfile:
+    """GPU-idle time against the unprofiled runs of `arm` on the profile's own host."""
+    a = profile.attribution
+    if not a.timed:
+        return profile
+    runs = Span.of([m.decode_tps for m in ms if m.arm == arm and m.hostname == profile.hostname])
+    if runs is None or runs.mean <= 0:
+        note = (f"no GPU-idle row: no unprofiled {arm} run on {profile.hostname}, the profile's "
+                "host")
+        return profile.model_copy(update={"attribution": a.model_copy(
+            update={"notes": [*a.notes, note]})})
+    source = (f"{arm} decode {runs.mean:.2f} tok/s, mean of {runs.n} unprofiled run(s) on "
+              f"{profile.hostname}")
+    return profile.model_copy(update={"attribution": with_idle(a, 1e6 / runs.mean, source)})
 
 
 def _meta(created: str, cells: list[Cell], results: Sequence[AttemptResult],

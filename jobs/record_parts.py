@@ -69,6 +69,7 @@ class GroupProfile(Strict):
     cell_id: str
     attempt: int
     worker: str
+    hostname: str
     tool: str
     tokens: list[int]
     attribution: Attribution
@@ -88,6 +89,8 @@ class Group(Strict):
     measurements: list[Measurement]
     profile: GroupProfile | None = None
     repeats: Repeats | None = None
+    # Same-host pairing or round-robin order broken (jobs/history.py).
+    order: list[str] = []
 
     def row(self, arm: str) -> ArmRow | None:
         return next((r for r in self.rows if r.arm == arm), None)

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from jobs.model import Scalar, Strict
+from jobs.phases import PhaseRules, phase_rules
 from jobs.recipes import Catalogue, env_problems, param_problems
 from jobs.routing import tag_problem
 
@@ -75,6 +76,9 @@ class Question(Strict):
     families: dict[str, str] = Field(description="model -> MoE family, for the models asked about")
     not_comparable: list[list[str]] = Field(default_factory=list)
     gather_phase: str = "expert gather"
+    fused_phase: str = Field(default="fused moe", description=(
+        "the phase of mlxcel's fused decode-MoE kernel: the path evidence of families that "
+        "print no [QWEN3_MOE_SPARSE] lines"))
     dominant_share: float = Field(default=0.5, gt=0, le=1)
     gap_fraction: float = Field(default=0.5, gt=0, le=1)
 
@@ -102,7 +106,8 @@ class Sweep(Strict):
     n: int = Field(default=3, ge=1, le=100)
     warmup: int = Field(default=1, ge=0, le=10)
     profiles: dict[str, Profile] = Field(default_factory=dict)
-    phases: dict[str, list[str]] = Field(default_factory=dict)
+    phases: Annotated[PhaseRules, BeforeValidator(phase_rules)] = Field(
+        default_factory=PhaseRules)
     question: Question | None = None
     adaptive: Adaptive | None = None
     aa: bool = Field(default=False, description="add an A/A arm: the baseline again")
@@ -131,13 +136,6 @@ class Sweep(Strict):
         if unknown_backends:
             raise ValueError(f"profiles name backends not in 'backends': "
                              f"{', '.join(sorted(unknown_backends))}")
-        for phase, patterns in self.phases.items():
-            for pattern in patterns:
-                try:
-                    re.compile(pattern)
-                except re.error as error:
-                    raise ValueError(f"phase {phase!r}: pattern {pattern!r} is not a regular "
-                                     f"expression ({error})") from None
         if self.adaptive and self.adaptive.max_n <= self.n:
             raise ValueError(f"adaptive.max_n ({self.adaptive.max_n}) must exceed n ({self.n}): "
                              "it is the most repeats per arm, regular ones included")
@@ -155,8 +153,9 @@ class Sweep(Strict):
         if unknown:
             raise ValueError(f"question names models not in 'models': "
                              f"{', '.join(sorted(unknown))}")
-        if q.gather_phase not in self.phases:
-            raise ValueError(f"question.gather_phase {q.gather_phase!r} is not in 'phases'")
+        if q.gather_phase not in self.phases.default:
+            raise ValueError(f"question.gather_phase {q.gather_phase!r} is not a phase of "
+                             "'phases' (its default rules)")
 
     @property
     def baseline(self) -> Arm:
@@ -175,6 +174,10 @@ class Sweep(Strict):
         """The arms cells are made for: the spec's, then the A/A arm if asked for."""
         aa = self.aa_arm
         return [*self.arms, aa] if aa else list(self.arms)
+
+    def family(self, model: str) -> str | None:
+        """The model's MoE family, as the question names it; None takes the default rules."""
+        return self.question.families.get(model) if self.question else None
 
 
 Loc = tuple[str | int, ...]

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from jobs.attempts import FINAL, CellState
 from jobs.cells import Cell
 from jobs.errors import UserError
+from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
+from workers.fleet.artifacts import ArtifactStore
 from workers.fleet.keys import Signer
 from workers.fleet.leases import live_workers
-from workers.fleet.messages import publish
+from workers.fleet.messages import Signed, publish
 from workers.fleet.queues import host_queue
 from workers.fleet.state import Store, epoch
 from workers.hooks.cancel import cancel_set, control_channel
@@ -100,3 +102,24 @@ def _previous_hosts(store: Store, states: dict[str, CellState], cells: list[Cell
             queues[cell.group] = host_queue(worker, cell.backend)
     return queues
 
+
+
+def restore(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Outcome:
+    """Put back a sweep Redis has lost, from the artifact store, and queue what never ran:
+    every cell without an accepted attempt, in the envelope the coordinator signed at submit."""
+    if sweep_id in store.sweep_ids():
+        raise UserError(f"sweep {sweep_id} is in Redis; `benchfleet rerun` queues its cells "
+                        "again")
+    stored = read_sweep_file(artifacts, sweep_id)
+    if set(stored.envelopes) != {c.id for c in stored.cells}:
+        raise UserError(f"{sweep_id}'s sweep.json has no signed envelopes (a sweep from an "
+                        "older benchfleet); submit it again")
+    states = stored_states(artifacts, sweep_id, stored.cells)
+    used = {c.id: max(artifacts.attempts(sweep_id, c.id), default=0) for c in stored.cells}
+    signed = {c: Signed(e, s) for c, (e, s) in stored.envelopes.items()}
+    store.save_sweep(sweep_id, stored.sweep, stored.cells, stored.source, stored.spec_hash,
+                     signed, stored.resolved, states, {c: n for c, n in used.items() if n})
+    todo = [c for c in stored.cells if states[c.id].status == "queued"]
+    publish(store.r, group_messages(sweep_id, todo, signed), epoch())
+    return Outcome([c.id for c in todo], {c.id: f"it is {states[c.id].status}"
+                                          for c in stored.cells if c not in todo})

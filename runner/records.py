@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from jobs.attempts import AttemptResult, CellState
+from jobs.attempts import FINAL, AttemptResult, CellState
 from jobs.cells import Cell
 from jobs.check import check_record, differences
 from jobs.errors import UserError
@@ -73,14 +73,40 @@ class _Read:
 
 
 def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
-    """The sweep's record, with the checker's verdict on it inside."""
+    """The sweep's record from Redis's states and the store's attempts, checked."""
     sweep, cells, data = store.sweep(sweep_id)
     resolved = json.loads(data.get("resolved", "{}"))
     if get_json(artifacts, f"{sweep_id}/{SWEEP_FILE}") is None:  # a sweep older than the file
         write_sweep_file(artifacts, SweepFile(
             protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=data.get("created", ""),
             source=data.get("source", ""), sweep=sweep, cells=cells, resolved=resolved))
-    states = store.states(sweep_id)
+    return _assemble(artifacts, sweep_id, sweep, cells, store.states(sweep_id), resolved)
+
+
+def gather_stored(artifacts: ArtifactStore, sweep_id: str) -> Record:
+    """The sweep's record from the artifact store alone (Redis lost, or never reachable):
+    its spec from sweep.json, each cell's outcome from the attempt the store marks accepted."""
+    stored = read_sweep_file(artifacts, sweep_id)
+    return _assemble(artifacts, sweep_id, stored.sweep, stored.cells,
+                     stored_states(artifacts, sweep_id, stored.cells), stored.resolved)
+
+
+def stored_states(artifacts: ArtifactStore, sweep_id: str, cells: list[Cell]
+                  ) -> dict[str, CellState]:
+    """Cell states as the artifact store knows them: accepted attempts, else not measured."""
+    states = {}
+    for cell in cells:
+        marker = get_json(artifacts, f"{sweep_id}/{cell.id}/accepted.json")
+        if isinstance(marker, dict) and marker.get("status") in FINAL:
+            states[cell.id] = CellState(status=marker["status"], attempt=marker["attempt"])
+        else:
+            states[cell.id] = CellState(status="queued", reason="no accepted attempt in the "
+                                        "artifact store")
+    return states
+
+
+def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list[Cell],
+              states: dict[str, CellState], resolved: dict[str, str]) -> Record:
     chosen = {}
     for cell in cells:
         attempts = artifacts.attempts(sweep_id, cell.id)

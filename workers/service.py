@@ -26,9 +26,10 @@ from workers.fleet.queues import TASK
 from workers.fleet.recovery import recover, take_over
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
-from workers.hooks import Chain
+from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
+from workers.hooks.events import CellEvents
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
@@ -49,23 +50,27 @@ def default_name() -> str:
 
 
 def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -> None:
-    ctx = start(settings, backend, name)
     app = create_app(settings)
+    hostname = f"{name}.{backend}@{socket.gethostname()}"
+    ctx = start(settings, backend, name, CellEvents(app, hostname) if settings.events else None)
     register(app, ctx)
     assert ctx.offering is not None
     queues = sorted(ctx.offering.wanted(ctx.state.r))
     ctx.offering.consuming = set(queues)
+    # Task events (-E) for Flower and `celery events`: sent at cell start and end only; the
+    # worker's event heartbeat runs in the event loop, which is idle only between cells.
+    events = ["--task-events"] if settings.events else []
     try:
         app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
-                         "--prefetch-multiplier", "1", "--hostname", f"{name}.{backend}@%h",
+                         "--prefetch-multiplier", "1", "--hostname", hostname,
                          "--queues", ",".join(queues),
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
-                         "--loglevel", loglevel])
+                         *events, "--loglevel", loglevel])
     finally:
         ctx.lease.end()
 
 
-def start(settings: Settings, backend: str, name: str) -> Context:
+def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
     key = verifier(settings.verify_key)  # a worker without one fails before it connects
     workspace = settings.workspace
@@ -98,7 +103,8 @@ def start(settings: Settings, backend: str, name: str) -> Context:
                    Adaptive(key, store, artifacts), Cancel(client, name), Retries(),
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
                    Policy(settings.allowed_repos, offering),
-                   HostLease(settings.host_lock, lease, slack), IdleGate(gate)])
+                   HostLease(settings.host_lock, lease, slack), IdleGate(gate),
+                   *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
                    workspace=Workspace(workspace, settings.setup_timeout_s),

@@ -14,7 +14,7 @@ from pathlib import Path
 from jobs.attempts import AttemptResult, Run
 from jobs.errors import UserError
 from jobs.parsers import PARSERS, PROFILE_PARSERS
-from jobs.readings import BenchReading, Failure, ProfileInput, ProfileReading
+from jobs.readings import BenchReading, Failure, Parsed, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
 from workers.fleet.artifacts import ArtifactExists, ArtifactStore
@@ -77,6 +77,18 @@ def run_one(ctx: Context, job: Job) -> str:
         return f"not run ({why})"
     except Rejected as why:
         rejected = why.failure  # taken, and ends failed without running anything
+    except LeaseLost:
+        raise
+    except Exception as error:  # a hook's own failure: a cell already taken still ends
+        log.exception("before cell %s", job.signed.envelope[:80])
+        if job.attempt is None:
+            return f"not run ({type(error).__name__}: {error})"
+        failure = Failure(kind="setup", reason=f"worker {ctx.name}: {type(error).__name__}: "
+                          f"{error}")
+        result = _result(ctx, job, None, failure)
+        ctx.hooks.on_failure(job, failure)
+        ctx.hooks.after_cell(job, result)
+        return "failed"
     try:
         job.staging = ctx.artifacts.staging()
     except OSError as error:
@@ -149,17 +161,29 @@ def _prepare(ctx: Context, job: Job) -> tuple[Recipe, Path, dict[str, str]]:
 def _bench(ctx: Context, job: Job, recipe: Recipe, tree: Path,
            values: dict[str, str]) -> BenchReading:
     cell = job.cell
-    call = invocation(recipe, cell.backend, cell.run.params, cell.run.env, values)
-    parse = PARSERS[recipe.parser or ""]
     for i in range(cell.warmup):
-        run = _run(ctx, job, f"warmup-{i + 1}", "warmup", call, tree)
-        _raise_if_failed(parse(_output(job, run, call)), "warm-up run")
-    run = _run(ctx, job, "measure", "measure", call, tree)
-    parsed = parse(_output(job, run, call))
+        parsed = _bench_run(ctx, job, recipe, tree, values, f"warmup-{i + 1}", "warmup")
+        _raise_if_failed(parsed, "warm-up run")
+    parsed = _bench_run(ctx, job, recipe, tree, values, "measure", "measure")
     _write(job, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "measured run")
     assert isinstance(parsed, BenchReading)
     return parsed
+
+
+def _bench_run(ctx: Context, job: Job, recipe: Recipe, tree: Path, values: dict[str, str],
+               label: str, role: execute.Role) -> Parsed:
+    """One bench run, parsed with the text files it created or changed under {out}."""
+    cell = job.cell
+    assert job.staging is not None
+    call = invocation(recipe, cell.backend, cell.run.params, cell.run.env,
+                      {**values, "run": label})
+    out = job.staging / "out"
+    before = _stamps(out)
+    run = _run(ctx, job, label, role, call, tree)
+    written = {k: v for k, v in _text_files(out).items() if _stamps(out).get(k) != before.get(k)}
+    output = _output(job, run, call)
+    return PARSERS[recipe.parser or ""](output.model_copy(update={"files": written}))
 
 
 def _profile(ctx: Context, job: Job, recipe: Recipe, tree: Path,
@@ -172,9 +196,7 @@ def _profile(ctx: Context, job: Job, recipe: Recipe, tree: Path,
         if run.exit_code != 0:
             break  # later steps read what this one should have written
     assert job.staging is not None
-    out = job.staging / "out"
-    files = {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-             if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+    files = _text_files(job.staging / "out")
     parsed = PROFILE_PARSERS[recipe.parser or ""](ProfileInput(steps=outputs, files=files))
     _write(job, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "profile")
@@ -206,12 +228,37 @@ def _builtins(ctx: Context, job: Job, tree: Path, build: Path, cache: Path,
             "commit": job.commit or cell.commit}
 
 
+def _text_files(out: Path) -> dict[str, str]:
+    """Text files under {out} a parser may read, by path relative to {out}."""
+    return {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
+            if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+
+
+def _stamps(out: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in out.rglob("*") if p.is_file()}
+
+
+def _cwd(call: Invocation, tree: Path, staging: Path) -> Path:
+    """Where a run goes: the worktree, or the recipe's `cwd`, made when it lies under {out}."""
+    if call.cwd is None:
+        return tree
+    cwd = Path(call.cwd)
+    if cwd.resolve().is_relative_to((staging / "out").resolve()):
+        cwd.mkdir(parents=True, exist_ok=True)
+    if not cwd.is_dir():
+        raise CellFailure(Failure(kind="setup", reason=f"the recipe's cwd {cwd} is not a "
+                                  "directory; point it at {tree} or under {out}"))
+    return cwd
+
+
 def _run(ctx: Context, job: Job, label: str, role: execute.Role, call: Invocation,
          tree: Path) -> Run:
     assert job.staging is not None
     files = execute.Files(job.staging / f"{label}.stdout.txt",
                           job.staging / f"{label}.stderr.txt")
-    run = _command(ctx, job, execute.Command(role, label, call, tree, files, job.staging))
+    cwd = _cwd(call, tree, job.staging)
+    run = _command(ctx, job, execute.Command(role, label, call, cwd, files, job.staging))
     job.runs.append(run)
     return run
 

@@ -22,6 +22,8 @@ from jobs.readings import (
 
 _GENERATED = re.compile(r"^\s*Generated tokens:\s+([0-9]+)\s*$", re.M)
 _COLUMNS = ("Name", "Instances", "Total Time (ns)")
+# What nsys prints instead of a table when the report holds no kernel at all.
+_NO_KERNELS = re.compile(r"^SKIPPED: .* does not contain CUDA kernel data", re.M)
 STEPS = ("long", "short", "long-stats", "short-stats")
 
 
@@ -38,24 +40,27 @@ def parse(run: ProfileInput) -> ProfileParsed:
         if failure:
             return failure.model_copy(update={"reason": f"step {step}: {failure.reason}"})
     try:
-        long_tokens, short_tokens = _generated(run.steps["long"]), _generated(run.steps["short"])
-        long_table = kernel_table(run.steps["long-stats"].stdout)
-        short_table = kernel_table(run.steps["short-stats"].stdout)
+        long_tokens, short_tokens = (_generated(run.steps[s], s) for s in ("long", "short"))
+        long_table, short_table = (_table(run.steps[s], s) for s in ("long-stats", "short-stats"))
     except BadTable as error:
         return Failure(kind="unparseable", reason=str(error))
     if long_tokens <= short_tokens:
         return Failure(kind="unparseable", reason=f"the long run generated {long_tokens} tokens, "
                        f"the short one {short_tokens}: nothing to subtract")
     kernels, notes = delta(long_table, short_table, long_tokens - short_tokens)
-    stderr = run.steps["long"].stderr
+    long, short = (_text(run.steps[s]) for s in ("long", "short"))
     return ProfileReading(tool="nsys-delta", tokens=[long_tokens, short_tokens], kernels=kernels,
-                          paths=mlxcel_lines.path_counts(stderr),
-                          first_call_path=mlxcel_lines.first_call_path(stderr),
-                          arch=mlxcel_lines.arch(stderr), notes=notes)
+                          paths=mlxcel_lines.path_delta(long, short, long_tokens - short_tokens),
+                          first_call_path=mlxcel_lines.first_call_path(long),
+                          arch=mlxcel_lines.arch(long), notes=notes)
 
 
 def kernel_table(text: str) -> dict[str, tuple[int, int]]:
     """Name -> (instances, total ns) from `cuda_gpu_kern_sum` CSV, after nsys's own chatter."""
+    if _NO_KERNELS.search(plain(text)):
+        raise BadTable("nsys found no CUDA kernel in the report ('SKIPPED: ... does not contain "
+                       "CUDA kernel data'): the program ran none, or, under benchfleet's tool "
+                       "stand-ins, does not implement docs/kernel-log.md")
     lines = plain(text).splitlines()
     start = next((i for i, line in enumerate(lines)
                   if all(c in next(csv.reader([line]), []) for c in _COLUMNS)), None)
@@ -103,8 +108,19 @@ def delta(long: dict[str, tuple[int, int]], short: dict[str, tuple[int, int]],
     return kernels, notes
 
 
-def _generated(run: RunOutput) -> int:
-    match = _GENERATED.search(plain(run.stdout))
+def _text(run: RunOutput) -> str:
+    return run.stdout + "\n" + run.stderr
+
+
+def _table(run: RunOutput, step: str) -> dict[str, tuple[int, int]]:
+    try:
+        return kernel_table(_text(run))
+    except BadTable as error:
+        raise BadTable(f"step {step}: {error}") from None
+
+
+def _generated(run: RunOutput, step: str) -> int:
+    match = _GENERATED.search(plain(_text(run)))
     if not match:
-        raise BadTable("a profiled run printed no 'Generated tokens:' line")
+        raise BadTable(f"step {step}: the profiled run printed no 'Generated tokens:' line")
     return int(match.group(1))

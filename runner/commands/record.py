@@ -5,7 +5,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from runner.records import gather, write
+from jobs.errors import UserError
+from runner.records import gather, gather_stored, write
 from workers.fleet.artifacts import open_store
 from workers.fleet.settings import load_settings
 from workers.fleet.state import Store
@@ -15,12 +16,20 @@ from workers.fleet.state import Store
 @click.argument("sweep", required=False)
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("records"),
               show_default=True, help="output directory")
-def command(sweep: str | None, out: Path) -> int:
+@click.option("--from-store", is_flag=True, help="make it from the artifact store alone, "
+              "without Redis (SWEEP is then the full sweep id)")
+def command(sweep: str | None, out: Path, from_store: bool) -> int:
     """Write a sweep's record (Markdown, JSON, PNG); SWEEP defaults to the newest."""
     settings = load_settings()
-    store = Store.connect(settings.redis_url)
-    sweep_id = store.resolve(sweep)
-    written = write(gather(store, open_store(settings.artifacts, settings), sweep_id), out)
+    artifacts = open_store(settings.artifacts, settings)
+    if from_store:
+        if not sweep:
+            raise UserError("--from-store needs the sweep's full id (a folder of the store)")
+        record = gather_stored(artifacts, sweep)
+    else:
+        store = Store.connect(settings.redis_url)
+        record = gather(store, artifacts, store.resolve(sweep))
+    written = write(record, out)
     r = written.record
     console = Console()
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "

@@ -50,7 +50,11 @@ class Fleet:
 
     def install(self, name: str) -> subprocess.CompletedProcess[str]:
         backend = {"w1": "cpu", "w2": "cuda"}[name]
+        public = self.lab.root / "keys" / "coordinator.pub"
+        if not public.exists():  # workers run only what this key's private half signed
+            generate(public.with_suffix(".pem"), public)
         return self.deploy("install", name, "--backend", backend, "--name", name,
+                           "--verify-key", str(public),
                            "--redis-url", f"redis://{self.coord.address}:6379/0",
                            "--artifacts", f"sftp://root@{self.coord.address}"
                                           f"{self.lab.root / 'store'}",

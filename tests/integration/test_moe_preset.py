@@ -1,7 +1,8 @@
 """The MoE decode-gap preset end to end on the stand-in, with the shipped mlxcel recipes.
 
-Two workers stand for `cuda` and `metal`; the stand-in's nsys, xcrun and cargo come first on
-their PATH, so the catalogue's recipes run unchanged. The record must pass `benchfleet check`
+Two workers stand for `cuda` and `metal`; the tool stand-ins (tests/tools: nsys, xcrun, cargo,
+which know only docs/kernel-log.md) come first on their PATH, so the catalogue's recipes run
+unchanged. The record must pass `benchfleet check`
 and hold every section the question asks for, each recomputable from the artifacts.
 """
 
@@ -21,7 +22,7 @@ import yaml
 from jobs.record import Record
 from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
-from runner.target import MOE_GAP_MODELS, SOURCE, make_models, make_target_repo
+from runner.target import MOE_GAP_MODELS, make_models, make_target_repo
 from tests.integration.conftest import cli, fleet_settings, submit, wait
 from workers.fleet.artifacts import LocalStore
 from workers.fleet.settings import Settings
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.integration
 FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]
 CONTROL = "qwen3-30b-a3b-4bit"
 PIN = "81ba1c6a3f0e5d2b7c4a9e8f1d6b3a5c7e9f0d2b"
+TOOLS = Path(__file__).parents[1] / "tools"
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Pa
     repo = root / "mlxcel-standin"
     make_target_repo(repo)
     make_models(root / "models", MOE_GAP_MODELS)
-    path = os.pathsep.join([str(SOURCE / "tools"), str(Path(sys.executable).parent),
+    path = os.pathsep.join([str(TOOLS), str(Path(sys.executable).parent),
                             os.environ["PATH"]])
     with RedisServer(root / "redis") as server:
         settings = fleet_settings(root, server.url)
@@ -91,19 +93,34 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
     control = [g for g in record.groups if g.model == CONTROL]
     assert all(g.row("fused-off") for g in control)
 
-    # Profiles: the families decode through the gather, the control through the fused kernel.
+    # Profiles: the control prints [QWEN3_MOE_SPARSE] lines and decodes through the fused
+    # kernel; the families have no such hook and show the gather in their kernels.
     for g in record.groups:
-        paths = g.profile.paths  # type: ignore[union-attr]
-        assert paths is not None
+        p = g.profile
+        assert p is not None
+        gather, fused = p.attribution.phase("expert gather"), p.attribution.phase("fused moe")
+        assert gather is not None and fused is not None
         if g.model == CONTROL:
-            assert paths.decode_fused > 0 and paths.decode_gather == 0
+            assert p.paths is not None and p.paths.decode_fused > 0 and not p.paths.decode_gather
+            custom = p.attribution.phase("custom kernels")  # Metal names no kernel, only ops
+            assert (fused if g.backend == "cuda" else custom).launches_per_token > 0  # type: ignore[union-attr]
         else:
-            assert paths.decode_gather > 0 and paths.decode_fused == 0
+            assert p.paths is None and p.attribution.family in ("deepseek_v4", "inkling")
+            assert gather.launches_per_token > 0 and fused.launches_per_token == 0
     cuda = {g.model: g for g in record.groups if g.backend == "cuda"}
     metal = {g.model: g for g in record.groups if g.backend == "metal"}
     assert all(g.profile.attribution.timed for g in cuda.values())  # type: ignore[union-attr]
     assert not any(g.profile.attribution.timed for g in metal.values())  # type: ignore[union-attr]
     assert "does not say which kernel decode takes" in markdown
+    # The whole token: the GPU-idle row is the unprofiled mlxcel wall time minus the kernels.
+    for g in cuda.values():
+        a = g.profile.attribution  # type: ignore[union-attr]
+        mine = [m.decode_tps for m in g.measurements if m.arm == "mlxcel"]
+        assert a.idle and a.idle.wall_us_per_token == pytest.approx(1e6 / (sum(mine) / len(mine)))
+        assert a.idle.idle_us_per_token == pytest.approx(a.idle.wall_us_per_token
+                                                         - (a.total_us_per_token or 0))
+        assert a.phase("unclassified").kernels == 0  # type: ignore[union-attr]
+    assert "**GPU idle** (wall − kernels)" in markdown
 
     # The CUDA kernel table is the two nsys runs subtracted: recompute one from the artifacts.
     ds = cuda["deepseek-v4-flash-4bit"].profile
@@ -112,11 +129,13 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
     long, short = (_kern_sum(files[f"profile-{s}-stats.stdout.txt"].read_text())
                    for s in ("long", "short"))
     tokens = ds.tokens[0] - ds.tokens[1]
-    gather = "gather_qmv_kernel<float, 64, 4, true>"
+    gather = next(n for n in long if "gather_qmv_kernel<" in n)
     row = next(k for k in ds.attribution.kernels if k.name == gather)
     assert row.phase == "expert gather"
     assert row.launches_per_token == (long[gather][0] - short[gather][0]) / tokens
     assert row.us_per_token == pytest.approx((long[gather][1] - short[gather][1]) / tokens / 1e3)
+
+    _baseline_rows(settings, sweep_id, record)
 
     # The answer: a verdict per family, model and backend, and the control comparison.
     answer = record.answer
@@ -125,7 +144,7 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
         (b, m) for b in ("cuda", "metal") for m in FAMILIES)
     for v in answer.verdicts:
         if v.backend == "metal" and v.outcome != "no gap":
-            assert v.outcome == "not settled"
+            assert v.outcome == "not settled" and v.reason.startswith("trace not read")
             assert any("per-kernel time on metal" in m for m in v.missing)
         if v.outcome in ("dominant", "not dominant") and v.backend == "cuda":
             assert cuda[v.model].profile.cell_id in v.settled_by  # type: ignore[union-attr]
@@ -151,9 +170,20 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
 
 def _kern_sum(text: str) -> dict[str, tuple[int, int]]:
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Time (%)"))
+    start = next(i for i, line in enumerate(lines) if line.startswith('"Time (%)"'))
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
-    return {r["Name"]: (int(r["Instances"]), int(r["Total Time (ns)"])) for r in rows}
+    return {r["Name"]: (int(float(r["Instances"])), int(float(r["Total Time (ns)"])))
+            for r in rows}
+
+
+def _baseline_rows(settings: Settings, sweep_id: str, record: Record) -> None:
+    """Every baseline run wrote its own CSV (its own cwd and --suffix), read back as its row."""
+    base = next(g for g in record.groups if g.backend == "cuda")
+    files = LocalStore(settings.artifacts).read(sweep_id, next(
+        m.cell_id for m in base.measurements if m.arm == "mlx-vlm"), 1)
+    csvs = sorted(k for k in files if k.startswith("out/") and k.endswith(".csv"))
+    assert [c.split("/")[1] for c in csvs] == ["measure", "warmup-1"]
+    assert all("_measure_single_" in c or "_warmup-1_single_" in c for c in csvs)
 
 
 def test_missing_checkpoint_and_older_commit_fail_with_their_reason(

@@ -17,6 +17,7 @@ from jobs.record import build_record
 from runner.local_fleet import LocalFleet
 from runner.records import read_sweep_file, recorded_states
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
+from workers.fleet.artifacts import open_store
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
 
@@ -62,9 +63,12 @@ def test_the_record_carries_its_evidence_and_raw_data(made: tuple[str, Path],
     text = (out / f"{sweep_id}.md").read_text()
     assert text.split("\n\n")[1].startswith("Issue #1859.")
     assert (out / f"{sweep_id}-prefill.png").read_bytes().startswith(b"\x89PNG")
-    # Today's workers record no idle gate and hold no host lease: every measurement says so.
-    assert all("no host lease" in m["flags"] for g in record["groups"]
-               for m in g["measurements"])
+    # Every measurement held the host lease and passed the idle gate, capped in tests: none
+    # overlaps another command on the host, and one that found the host busy says so.
+    ms = [m for g in record["groups"] for m in g["measurements"]]
+    assert ms and not any("no host lease" in f or "overlap" in f or "not recorded" in f
+                          for m in ms for f in m["flags"]), [m["flags"] for m in ms]
+    assert all(("host not idle" in m["flags"]) == (not m["gate"]["idle"]) for m in ms)
 
 
 def test_a_clean_store_passes(made: tuple[str, Path], settings: Settings) -> None:
@@ -121,7 +125,7 @@ def test_a_consistently_edited_record_passes_alone_but_not_against_its_artifacts
 
     sweep_id, out = made
     record = load(out / f"{sweep_id}.json")
-    stored = read_sweep_file(settings.artifacts, sweep_id)
+    stored = read_sweep_file(open_store(settings.artifacts), sweep_id)
     results = {}
     for e in record.evidence:
         folder = settings.artifacts / sweep_id / e.cell_id / f"attempt-{e.attempt}"

@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     idle_max_wait_s: float = 600.0
     idle_gap_s: float = 300.0
     idle_interval_s: float = 5.0
+    # Celery task events (Flower, `celery events`): at cell start and end only.
+    events: bool = True
     # Longest a cell's checkout (git clone or fetch) and provenance probes may take.
     setup_timeout_s: float = 600.0
     # Added to a step's own timeout in its lease: time to notice a command's end and renew.

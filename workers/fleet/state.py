@@ -66,14 +66,21 @@ class Store:
 
     # ---- sweeps -------------------------------------------------------------------------
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
-                   spec: str, signed: dict[str, Signed], resolved: dict[str, str]) -> None:
+                   spec: str, signed: dict[str, Signed], resolved: dict[str, str],
+                   states: dict[str, CellState] | None = None,
+                   attempts: dict[str, int] | None = None) -> None:
+        """Store a new sweep (every cell queued), or put back one Redis lost (`states` and
+        the `attempts` already used, from the artifact store)."""
         queued = _dump(CellState(status="queued", updated=now()))
         pipe = self.r.pipeline()
         pipe.hset(key(sweep_id), mapping={
             "sweep": sweep.model_dump_json(), "source": source, "created": now(),
             "spec_hash": spec, "resolved": json.dumps(resolved),
             "cells": json.dumps([c.model_dump(mode="json") for c in cells])})
-        pipe.hset(key(sweep_id, "states"), mapping={c.id: queued for c in cells})
+        pipe.hset(key(sweep_id, "states"), mapping={
+            c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
+        if attempts:
+            pipe.hset(key(sweep_id, "attempts"), mapping=attempts)
         pipe.hset(key(sweep_id, "envelopes"), mapping={
             cell: json.dumps([s.envelope, s.signature]) for cell, s in signed.items()})
         pipe.zadd(SWEEPS, {sweep_id: epoch()})

@@ -75,8 +75,15 @@ class Chain:
             hook.on_failure(job, failure)
 
     def after_cell(self, job: Job, result: AttemptResult) -> None:
+        """Every hook hears the outcome, even when an earlier one failed to."""
+        failed: Exception | None = None
         for hook in self.hooks:
-            hook.after_cell(job, result)
+            try:
+                hook.after_cell(job, result)
+            except Exception as error:
+                failed = failed or error
+        if failed:
+            raise failed
 
 
 def _bind(hook: Hook, job: Job, command: Command, proceed: Proceed) -> Proceed:

@@ -1,6 +1,7 @@
 """mlxcel-bench-decode for tinymoe: prefill a prompt, decode tokens, print the timings."""
 
 import argparse
+import itertools
 import os
 import resource
 import sys
@@ -24,23 +25,35 @@ def main() -> int:
     build = {"backend": build_info.BACKEND, "cuda_arch": build_info.CUDA_ARCH,
              "dtype": build_info.DTYPE}
     kernels.setup(build["backend"])
+    print(f"[tinymoe] numpy {np.__version__} on the CPU, standing for {build['backend']}",
+          file=sys.stderr)  # a backend's own device line, as mlxcel's backends print
     print("[Memory] cache limit: none applied (allocator default)")
     start = time.perf_counter()
     model = tinymoe.Model(path, build["dtype"])
     print(f"[Load] wall: {time.perf_counter() - start:.3f} s  MLX peak: {peak_gb():.2f} GB")
+    memory("after load")
+    trace_arch(build, args.prompt_tokens or 1)
+    generate(model, prompt_tokens(args, model), args.warmup_tokens)
+    memory("after warmup (prefill + warmup tokens)")
     prompt = prompt_tokens(args, model)
-    trace_arch(build, len(prompt))
-    generate(model, prompt, args.warmup_tokens)
     prefill_s, decode_s = generate(model, prompt, args.max_tokens, os.environ.get(
         "MLXCEL_EXPORT_DECODE_DOT"))
+    memory("after measured pass")
     print(f"{BOLD}[Profile Results]{RESET}")
     print(f"  Prompt tokens:    {len(prompt)}")
     print(f"  Generated tokens: {args.max_tokens}")
     print(f"  Prefill:          {prefill_s * 1e3:.2f} ms ({len(prompt) / prefill_s:.2f} tok/s)")
     decoded = max(args.max_tokens - 1, 1)
     print(f"  Decode:           {decode_s * 1e3:.2f} ms ({decoded / decode_s:.2f} tok/s)")
+    print("  Decode path:      engine")
     print(f"  MLX peak memory:  {peak_gb():.2f} GB")
     return 0
+
+
+def memory(when: str) -> None:
+    peak = peak_gb()
+    print(f"[Memory] {when}: active {peak:.2f} GB, cache 0.00 GB, active+cache {peak:.2f} GB, "
+          f"phase peak {peak:.2f} GB")
 
 
 def parse_args() -> argparse.Namespace:
@@ -58,11 +71,14 @@ def parse_args() -> argparse.Namespace:
 
 
 def prompt_tokens(args: argparse.Namespace, model: tinymoe.Model) -> np.ndarray:
+    """The pass's prompt; `[long-prompt]` is printed once per pass, as mlxcel does."""
     target = args.prompt_tokens or len(args.prompt.split())
-    actual = min(target, model.max_context - args.max_tokens)
+    limit = model.max_context
+    actual = min(target, int(limit) - args.max_tokens) if limit else target
     if args.prompt_tokens:
+        context = f"Some({limit})" if limit else "None"  # a Rust Option printed with {:?}
         print(f"[long-prompt] target={target} tokens -> using {actual} tokens "
-              f"(max_context={model.max_context}, reserved {args.max_tokens} for generation)",
+              f"(max_context={context}, reserved {args.max_tokens} for generation)",
               file=sys.stderr)
     return np.arange(actual) % model.vocab
 
@@ -103,14 +119,31 @@ def generate(model: tinymoe.Model, prompt: np.ndarray, count: int,
 
 
 def write_dot(path: str, ops: list[str]) -> None:
-    """One decode token's graph: op nodes (rectangles) fed by array nodes."""
-    lines = ["digraph {", "  graph [rankdir=TB];"]
+    """One decode token's graph in the layout of MLX's own export_to_dot: every statement in
+    braces, op nodes by numeric id with their primitive name, arrays named A, B, ..."""
+    names = (name(i) for i in itertools.count())
+    lines = ["digraph {", f'{{ rank=source; "{next(names)}"; }}']
+    previous = "A"
     for i, op in enumerate(ops):
-        lines.append(f'  a{i} [label="array {i}"];')
-        lines.append(f'  p{i} [label="{op}", shape=rectangle];')
-        lines.append(f"  a{i} -> p{i};")
-    lines.append("}")
-    Path(path).write_text("\n".join(lines) + "\n")
+        node = 94015936000000 + 416 * i  # MLX prints the primitive's address
+        weights = next(names)
+        lines += [f'{{ rank=source; "{weights}"; }}',
+                  f'{{ {node} [label ="{op}", shape=rectangle]; }}',
+                  f'"{previous}" -> {node}', f'"{weights}" -> {node}']
+        previous = next(names)
+        sink = "rank=sink; " if i == len(ops) - 1 else ""
+        lines += [f'{{ {sink}"{previous}"; }}', f'{node} -> "{previous}"']
+    Path(path).write_text("\n".join(lines) + "\n}")
+
+
+def name(i: int) -> str:
+    """MLX's array names: A..Z, then AA, AB, ..."""
+    letters = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        letters = chr(ord("A") + r) + letters
+    return letters
 
 
 def peak_gb() -> float:
