@@ -125,8 +125,8 @@ class SftpStore:
         remote = self._attempt_dir(sweep_id, cell_id, attempt)
         local = self.cache / sweep_id / cell_id / f"attempt-{attempt}"
         try:
-            manifest = json.loads(self._run(self._read_bytes(posixpath.join(remote,
-                                                                            MANIFEST))))["files"]
+            raw = self._run(self._read_bytes(posixpath.join(remote, MANIFEST)))
+            manifest = json.loads(raw)["files"]
         except (OSError, asyncssh.SFTPError, ValueError, KeyError) as error:
             raise CorruptArtifact(f"{self.origin}{remote}: manifest unreadable "
                                   f"({error})") from None
@@ -139,6 +139,11 @@ class SftpStore:
             if sha256_file(local / name) != manifest[name]["sha256"]:
                 (local / name).unlink()
                 raise CorruptArtifact(f"{self.origin}{remote}/{name}: does not match its sha256")
+        # The manifest beside its files, as in the store: a record names its sha256.
+        if not (local / MANIFEST).is_file() or (local / MANIFEST).read_bytes() != raw:
+            local.mkdir(parents=True, exist_ok=True)
+            (local / f".{MANIFEST}.part").write_bytes(raw)
+            (local / f".{MANIFEST}.part").replace(local / MANIFEST)
         return {name: local / name for name in manifest}
 
     # Single files beside the attempts (the coordinator's sweep.json)
