@@ -2,7 +2,7 @@
 
 from jobs.answer import Answer
 from jobs.attribution import Attribution
-from jobs.compare import Comparison
+from jobs.compare import Comparison, separated_p
 from jobs.readings import PathCounts
 from jobs.record import Record
 from jobs.record_parts import Group, Measurement
@@ -57,19 +57,21 @@ def _metadata(r: Record) -> str:
 
 def answer_section(a: Answer) -> str:
     rows = ["## Verdict\n", f"Rule: {a.rule}\n",
-            "| backend | model | family | verdict | why | settled by | missing |",
-            "|---|---|---|---|---|---|---|"]
-    rows += [f"| {v.backend} | {v.model} | {v.family} | **{v.outcome}** | {_cell(v.reason)} "
+            "| commit | backend | model | family | verdict | why | settled by | missing |",
+            "|---|---|---|---|---|---|---|---|"]
+    rows += [f"| `{v.commit[:12]}` | {v.backend} | {v.model} | {v.family} | **{v.outcome}** "
+             f"| {_cell(v.reason)} "
              f"| {', '.join(f'`{s}`' for s in v.settled_by) or '–'} "
              f"| {_cell('; '.join(v.missing)) or '–'} |" for v in a.verdicts]
     rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` decode ratio "
              "against the control's own: a family whose range lies entirely below the "
              "control's has a family-specific gap; overlapping ranges mean the gap is general.\n",
-             "| backend | control | control ratio | fused-off vs candidate | model | family "
-             "| family ratio | gap is |", "|---|---|---|---|---|---|---|---|"]
+             "| commit | backend | control | control ratio | fused-off vs candidate | model "
+             "| family | family ratio | gap is |", "|---|---|---|---|---|---|---|---|---|"]
     for c in a.controls:
         for f in c.families or []:
-            rows.append(f"| {c.backend} | {c.control} | {ratio_text(c.control_ratio)} "
+            rows.append(f"| `{c.commit[:12]}` | {c.backend} | {c.control} "
+                        f"| {ratio_text(c.control_ratio)} "
                         f"| {ratio_text(c.fused_off_vs_candidate)} | {f.model} | {f.family} "
                         f"| {ratio_text(f.ratio)} | {f.relation} |")
     for models in a.not_comparable:
@@ -84,8 +86,10 @@ def _profile(g: Group) -> str:
     assert p is not None
     a = p.attribution
     tokens = " and ".join(map(str, p.tokens))
-    how = (f"two-run nsys delta ({tokens} generated tokens)" if p.tool == "nsys-delta"
-           else "op counts of one decode token's graph (DOT); no per-op time")
+    how = {"nsys-delta": f"two-run nsys delta ({tokens} generated tokens)",
+           "cupti-delta": f"two-run CUPTI delta through PyTorch's profiler ({tokens} generated "
+                          "tokens; cupti-kernsum, where nsys is not there)"}.get(
+        p.tool, "op counts of one decode token's graph (DOT); no per-op time")
     rules = f"phase rules of family `{a.family}`" if a.family else "the default phase rules"
     rows = [f"\n### Kernels per decode token: {g.backend} · {g.model}\n",
             f"Profile cell `{p.cell_id}` (attempt {p.attempt}, {p.worker} on {p.hostname}), "
@@ -153,7 +157,8 @@ def _opening(r: Record, data: str | None) -> str:
     pins = ", ".join(sorted({f"`{p[:8]}`" for p in r.meta.mlx_pins.values()})) or "not recorded"
     commits = "; ".join(f"`{k}` → {', '.join(f'`{s[:12]}`' for s in v) or 'not resolved'}"
                         for k, v in r.commits.items())
-    tools = "; ".join(f"{h}: {t}" for h, t in r.meta.toolchains.items()) or "not recorded"
+    tools = "; ".join(f"{h}: " + "; ".join(p for p in t.split("; ") if p.strip())
+                      for h, t in r.meta.toolchains.items()) or "not recorded"
     env = "; ".join(f"`{arm}`: `{' '.join(f'{k}={v}' for k, v in sorted(e.items()))}`"
                     for arm, e in r.meta.env.items() if e) or "none beyond the recipes'"
     raw = f" Raw data: [`{data}/`]({data}/)." if data else ""
@@ -192,8 +197,9 @@ def _method(r: Record) -> str:
     adaptive = (f" With adaptive repeats, a group gets another repeat of every arm while any "
                 f"comparison is still not yet known, up to {r.adaptive_max_n} per arm; the "
                 "record says when the cap stopped them." if r.adaptive_max_n else
-                " This sweep has no adaptive repeats: at n = 3 against 3 the smallest "
-                "two-sided rank-test p is 0.1, so no arm can be called different.")
+                f" This sweep has no adaptive repeats: at n = {r.n} against {r.n} the smallest "
+                f"two-sided rank-test p is {separated_p(r.n, r.n):.3g}"
+                + (", so no arm can be called different." if separated_p(r.n, r.n) > 0.05 else "."))
     aa = (f" The A/A arm `{r.aa_arm}` runs the baseline again; the largest change its range "
           "allows against the baseline is the noise floor." if r.aa_arm else "")
     return ("## Method\n\n"

@@ -67,7 +67,7 @@ class PathCounts(Strict):
 
 class ProfileReading(Strict):
     kind: Literal["profile"] = "profile"
-    tool: Literal["nsys-delta", "metal-dot"]
+    tool: Literal["nsys-delta", "cupti-delta", "metal-dot"]
     tokens: list[int]
     kernels: list[KernelStat]
     paths: PathCounts | None = None

@@ -14,5 +14,6 @@ PARSERS: dict[str, Parser] = {
 }
 PROFILE_PARSERS: dict[str, ProfileParser] = {
     "nsys-kernel-delta": nsys_delta.parse,
+    "cupti-kernel-delta": nsys_delta.parse_cupti,
     "metal-dot-ops": metal_dot.parse,
 }

@@ -1,8 +1,11 @@
-"""CUDA kernels per decode token: two nsys runs at different token counts, subtracted.
+"""CUDA kernels per decode token: two profiled runs at different token counts, subtracted.
 
 Load, warm-up and prefill are the same in both runs, so the difference is decode work alone.
-Steps: `long` and `short` (the profiled bench runs), `long-stats` and `short-stats`
-(`nsys stats --report cuda_gpu_kern_sum --format csv`).
+Two ways to the same `cuda_gpu_kern_sum` tables:
+- nsys: steps `long` and `short` (the profiled bench runs), `long-stats` and `short-stats`
+  (`nsys stats --report cuda_gpu_kern_sum --format csv`);
+- cupti-kernsum (workers/tools/cupti_kernsum.py, where nsys is not there): steps `long` and
+  `short`, each writing the table to `long.csv` / `short.csv` under {out}.
 """
 
 import csv
@@ -25,6 +28,8 @@ _COLUMNS = ("Name", "Instances", "Total Time (ns)")
 # What nsys prints instead of a table when the report holds no kernel at all.
 _NO_KERNELS = re.compile(r"^SKIPPED: .* does not contain CUDA kernel data", re.M)
 STEPS = ("long", "short", "long-stats", "short-stats")
+CUPTI_STEPS = ("long", "short")
+CUPTI_FILES = {"long": "long.csv", "short": "short.csv"}
 
 
 class BadTable(Exception):
@@ -32,16 +37,46 @@ class BadTable(Exception):
 
 
 def parse(run: ProfileInput) -> ProfileParsed:
-    missing = [s for s in STEPS if s not in run.steps]
-    if missing:
-        return Failure(kind="unparseable", reason=f"profile lacks steps {', '.join(missing)}")
-    for step in STEPS:
-        failure = failed_exit(run.steps[step])
+    """The nsys way: the tables are the stats steps' output."""
+    failure = _steps_failed(run, STEPS)
+    if failure:
+        return failure
+    try:
+        tables = [_table(_text(run.steps[s]), s) for s in ("long-stats", "short-stats")]
+    except BadTable as error:
+        return Failure(kind="unparseable", reason=str(error))
+    return _reading(run, tables[0], tables[1], "nsys-delta")
+
+
+def parse_cupti(run: ProfileInput) -> ProfileParsed:
+    """The cupti-kernsum way: each profiled run wrote its table to a file under {out}."""
+    failure = _steps_failed(run, CUPTI_STEPS)
+    if failure:
+        return failure
+    try:
+        tables = [_table(run.files[f], s) if f in run.files else _no_file(f, s)
+                  for s, f in CUPTI_FILES.items()]
+    except BadTable as error:
+        return Failure(kind="unparseable", reason=str(error))
+    return _reading(run, tables[0], tables[1], "cupti-delta")
+
+
+def _steps_failed(run: ProfileInput, steps: tuple[str, ...]) -> Failure | None:
+    """A step that failed (the steps after it never ran), else a step that is missing."""
+    for step in steps:
+        failure = failed_exit(run.steps[step]) if step in run.steps else None
         if failure:
             return failure.model_copy(update={"reason": f"step {step}: {failure.reason}"})
+    missing = [s for s in steps if s not in run.steps]
+    if missing:
+        return Failure(kind="unparseable", reason=f"profile lacks steps {', '.join(missing)}")
+    return None
+
+
+def _reading(run: ProfileInput, long_table: dict[str, tuple[int, int]],
+             short_table: dict[str, tuple[int, int]], tool: str) -> ProfileParsed:
     try:
         long_tokens, short_tokens = (_generated(run.steps[s], s) for s in ("long", "short"))
-        long_table, short_table = (_table(run.steps[s], s) for s in ("long-stats", "short-stats"))
     except BadTable as error:
         return Failure(kind="unparseable", reason=str(error))
     if long_tokens <= short_tokens:
@@ -49,10 +84,15 @@ def parse(run: ProfileInput) -> ProfileParsed:
                        f"the short one {short_tokens}: nothing to subtract")
     kernels, notes = delta(long_table, short_table, long_tokens - short_tokens)
     long, short = (_text(run.steps[s]) for s in ("long", "short"))
-    return ProfileReading(tool="nsys-delta", tokens=[long_tokens, short_tokens], kernels=kernels,
+    return ProfileReading(tool=tool, tokens=[long_tokens, short_tokens],  # type: ignore[arg-type]
+                          kernels=kernels,
                           paths=mlxcel_lines.path_delta(long, short, long_tokens - short_tokens),
                           first_call_path=mlxcel_lines.first_call_path(long),
                           arch=mlxcel_lines.arch(long), notes=notes)
+
+
+def _no_file(name: str, step: str) -> dict[str, tuple[int, int]]:
+    raise BadTable(f"step {step} wrote no {name} (cupti-kernsum's --csv)")
 
 
 def kernel_table(text: str) -> dict[str, tuple[int, int]]:
@@ -112,9 +152,9 @@ def _text(run: RunOutput) -> str:
     return run.stdout + "\n" + run.stderr
 
 
-def _table(run: RunOutput, step: str) -> dict[str, tuple[int, int]]:
+def _table(text: str, step: str) -> dict[str, tuple[int, int]]:
     try:
-        return kernel_table(_text(run))
+        return kernel_table(text)
     except BadTable as error:
         raise BadTable(f"step {step}: {error}") from None
 

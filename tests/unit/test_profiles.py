@@ -382,3 +382,18 @@ def test_xctrace_standin_keeps_a_trace_bundle(tmp_path: Path) -> None:
     lines = (bundle / "kernel-log.jsonl").read_text().splitlines()
     assert len(lines) == 1 + 3 * 3 and json.loads(lines[0])["name"].startswith("prefill_gemm")
     assert json.loads((bundle / "standin.json").read_text())["template"] == "Metal System Trace"
+
+
+def test_cupti_tables_from_files_read_as_the_nsys_ones() -> None:
+    """cupti-kernsum writes the same table as `nsys stats` into {out}: the same delta."""
+    steps = nsys_input().steps
+    tables = {"long.csv": text("nsys_ds4_long.csv"), "short.csv": text("nsys_ds4_short.csv")}
+    cupti = nsys_delta.parse_cupti(ProfileInput(steps={k: steps[k] for k in ("long", "short")},
+                                                files=tables))
+    nsys = nsys_delta.parse(nsys_input())
+    assert isinstance(cupti, ProfileReading) and isinstance(nsys, ProfileReading)
+    assert cupti.tool == "cupti-delta" and cupti.kernels == nsys.kernels
+    missing = nsys_delta.parse_cupti(ProfileInput(steps={k: steps[k] for k in ("long", "short")},
+                                                  files={"long.csv": tables["long.csv"]}))
+    assert missing == Failure(kind="unparseable", reason="step short wrote no short.csv "
+                              "(cupti-kernsum's --csv)")

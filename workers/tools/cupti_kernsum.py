@@ -182,9 +182,23 @@ def kernel_durations(profiler: Any, kind: str) -> dict[str, list[int]]:
     events = profiler.profiler.kineto_results.events()
     durations: dict[str, list[int]] = {}
     for event in events:
-        if event.activity_type() == kind:
+        if _kind(event) == kind:
             durations.setdefault(event.name(), []).append(int(event.duration_ns()))
     return durations
+
+
+def _kind(event: Any) -> Any:
+    """kineto's activity type: read where torch offers it (newer releases); else from the
+    device (torch 2.11, as on the lent H200, has no activity_type()): an event on the GPU is a
+    kernel unless it is a copy or a fill, which nsys's kernel summary leaves out too."""
+    if hasattr(event, "activity_type"):
+        return event.activity_type()
+    from torch._C._autograd import DeviceType
+
+    if event.device_type() == DeviceType.CUDA:
+        name = event.name()
+        return "gpu_memcpy" if name.startswith(("Memcpy", "Memset")) else "kernel"
+    return "cpu_op"
 
 
 def summarise(durations: dict[str, list[int]]) -> list[list[str]]:

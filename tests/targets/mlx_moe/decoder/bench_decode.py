@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 import time
 from pathlib import Path
 
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     except (RuntimeError, MemoryError) as e:  # MLX's own failures, e.g. out of memory
+        if os.environ.get("MLXMOE_TRACEBACK"):  # where in the model MLX failed, for a probe
+            traceback.print_exc()
         print(f"Error: {e}", file=sys.stderr)
         return 1
     return 0

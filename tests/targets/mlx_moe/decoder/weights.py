@@ -21,6 +21,10 @@ from .ops import ops
 
 # Rows of the normal sample whose quantization gives the scale (and bias) pool.
 CALIBRATION_ROWS = 64
+# A stack of experts larger than this many packed words is drawn in slices of experts: one
+# launch over a 256-expert stack at DeepSeek-V4 widths (2^28 words) failed in MLX's CUDA
+# backend on an H200 ("cudaGraphAddKernelNode ... invalid argument").
+CHUNK_WORDS = 1 << 25
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,18 @@ def quantized(seed: int, name: str, shape: tuple[int, ...], quant: Quant,
     """`shape` is (..., rows, cols): rows outputs, each reading cols inputs (MLX's transpose
     layout); entries have standard deviation 1/sqrt(cols)."""
     *lead, rows, cols = shape
+    words = math.prod(shape) * quant.bits // 32
+    if lead and words > CHUNK_WORDS and lead[0] > 1:
+        step = max(1, lead[0] * CHUNK_WORDS // words)
+        parts = [quantized(seed, f"{name}[{i}:]", (min(step, lead[0] - i), *lead[1:], rows,
+                                                    cols), quant, dtype)
+                 for i in range(0, lead[0], step)]
+        for part in parts:
+            mx.eval(part.w, part.scales, *([part.biases] if part.biases is not None else []))
+        return QWeight(ops.concatenate([p.w for p in parts]),
+                       ops.concatenate([p.scales for p in parts]),
+                       ops.concatenate([p.biases for p in parts])  # type: ignore[misc]
+                       if quant.mode == "affine" else None, quant)
     k_sample, k_codes, k_pick = ops.random.split(key(seed, name), 3)
     sample = ops.multiply(ops.random.normal((CALIBRATION_ROWS, cols), dtype=dtype, key=k_sample),
                           1.0 / math.sqrt(cols))
