@@ -59,14 +59,8 @@ class Fleet:
                            "--artifacts", f"sftp://root@{self.coord.address}"
                                           f"{self.lab.root / 'store'}",
                            "--artifacts-key", str(self.key), "--tag", "gpu=none",
-                           "--verify-key", str(self.verify_key()), "--allow-repo",
-                           str(self.lab.root / "target"), "--service", "supervisor")
-
-    def verify_key(self) -> Path:
-        public = self.lab.root / "keys" / "coordinator.pub"
-        if not public.exists():
-            generate(public.with_suffix(".pem"), public)
-        return public
+                           "--allow-repo", str(self.lab.root / "target"),
+                           "--service", "supervisor")
 
     def clients(self) -> str:
         done = self.coord.run("redis-cli", "-h", self.coord.address, "-a", PASSWORD,
