@@ -13,8 +13,8 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from shlex import quote
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from urllib.parse import quote as url_quote
-from urllib.parse import urlsplit, urlunsplit
 
 from deploy import wheelhouse
 from deploy.envfile import render_env
@@ -59,6 +59,9 @@ class Plan:
     artifacts_key: Path | None = None
     known_hosts: Path | None = None  # where the storage host's key line is read from
     host_identity: str | None = None
+    allowed_repos: tuple[str, ...] = ()  # the targets the worker may build (none: nothing)
+    redis_ca: Path | None = None  # the CA that signed a rediss:// server's certificate
+    settings: tuple[tuple[str, str], ...] = ()  # further BENCHFLEET_* settings, (name, value)
     wheel_cache: Path = Path.home() / ".cache" / "benchfleet" / "wheelhouse"
 
 
@@ -80,6 +83,13 @@ def with_password(url: str, password: str | None) -> str:
     netloc = f"{url_quote(parts.username or '', safe='')}:{url_quote(password, safe='')}@" \
              f"{parts.netloc.rpartition('@')[2]}"
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def with_query(url: str, name: str, value: str) -> str:
+    """`url` with its query's `name` set to `value` (the host's path to the Redis CA)."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != name] + [(name, value)]
+    return urlunsplit(parts._replace(query=urlencode(query, safe="/")))
 
 
 def probe(remote: Remote, python: str) -> dict[str, object]:
@@ -191,8 +201,14 @@ def _write_config(remote: Remote, plan: Plan, layout: Layout, report: Report) ->
            "BENCHFLEET_HOST": plan.host_identity or plan.name,
            "BENCHFLEET_WORKSPACE": layout.workspace,
            "BENCHFLEET_ARTIFACT_CACHE": layout.artifact_cache,
-           "BENCHFLEET_TAGS": json.dumps(list(plan.tags))}
+           "BENCHFLEET_TAGS": json.dumps(list(plan.tags)),
+           "BENCHFLEET_ALLOWED_REPOS": json.dumps(list(plan.allowed_repos)),
+           **{f"BENCHFLEET_{name.upper()}": value for name, value in plan.settings}}
     files: list[tuple[str, bytes, int]] = []
+    if plan.redis_ca:
+        ca = posixpath.join(layout.keys, "redis-ca.pem")
+        files.append((ca, _read(plan.redis_ca, "--redis-ca"), 0o644))
+        env["BENCHFLEET_REDIS_URL"] = with_query(plan.redis_url, "ssl_ca_certs", ca)
     if plan.models_dir:
         env["BENCHFLEET_MODELS_DIR"] = plan.models_dir
     if plan.verify_key:

@@ -9,6 +9,7 @@ import re
 from typing import Literal
 
 from jobs.model import Scalar, Strict
+from jobs.routing import Route, requirements
 from jobs.sweep import Arm, Profile, Sweep
 
 PROFILE_ARM = "profile"
@@ -42,6 +43,13 @@ class Cell(Strict):
     adaptive: bool = False
     # A cell of the A/A arm: the baseline again, whose spread is the group's noise floor.
     aa: bool = False
+    # Where it may run beyond its backend (jobs/routing.py): one host, capability tags.
+    host: str | None = None
+    requires: list[str] = []
+
+    @property
+    def route(self) -> Route:
+        return Route(backend=self.backend, host=self.host, requires=self.requires)
 
     @property
     def group(self) -> str:
@@ -96,14 +104,20 @@ def _profile_cell(sweep: Sweep, commit: str, backend: str, model: str, profile: 
 def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend: str,
           model: str, arm: str, baseline: bool, repeat: int, warmup: int, build: Step,
           run: Step, order: int) -> Cell:
+    spec = sweep.backends[backend]
+    host, requires = spec.host, requirements(spec.requires, model)
+    where = {"host": host, "requires": requires}
     identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
                 "model": model, "arm": arm, "repeat": repeat, "warmup": warmup,
-                "build": build.model_dump(), "run": run.model_dump()}
+                "build": build.model_dump(), "run": run.model_dump(),
+                # where a cell runs is part of what it measures; unset, ids stay as they were
+                **{k: v for k, v in where.items() if v}}
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
     slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm}-r{repeat}")
     return Cell(id=f"{slug}-{digest}", slug=slug, kind=kind, repo=sweep.target.repo,
                 commit=commit, backend=backend, model=model, arm=arm, baseline=baseline,
-                repeat=repeat, warmup=warmup, build=build, run=run, order=order)
+                repeat=repeat, warmup=warmup, build=build, run=run, order=order, host=host,
+                requires=requires)
 
 
 def _slug(text: str) -> str:

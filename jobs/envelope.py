@@ -8,10 +8,11 @@ coordinator's public key. The bytes are canonical JSON, so signer and verifier a
 import hashlib
 import json
 
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from jobs.attempts import PROTOCOL
 from jobs.cells import Cell
+from jobs.confine import commit_problem, name_problem
 from jobs.model import Strict
 from jobs.sweep import Sweep
 
@@ -24,6 +25,17 @@ class Envelope(Strict):
     cell: Cell
     # Set by `rerun --rebuild`: build the commit again even where a good build is kept.
     rebuild: bool = False
+
+    @model_validator(mode="after")
+    def _confined(self) -> "Envelope":
+        # The worker makes paths of these (artifacts, MODELS_DIR/<model>) and hands the commit
+        # to git: each must be one plain component, whoever signed it.
+        cell = self.cell
+        for problem in (name_problem(self.sweep_id, "sweep id"), name_problem(cell.id, "cell id"),
+                        name_problem(cell.model, "model name"), commit_problem(cell.commit)):
+            if problem:
+                raise ValueError(problem)
+        return self
 
 
 class BadEnvelope(Exception):
@@ -61,4 +73,5 @@ def decode(data: bytes) -> Envelope:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise BadEnvelope(f"{where}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise BadEnvelope(f"{where}: {message}" if where else message) from None

@@ -5,7 +5,7 @@ from typing import Literal
 from jobs.model import Strict
 
 FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup", "cancelled",
-                      "store"]
+                      "store", "refused"]
 
 
 class RunOutput(Strict):

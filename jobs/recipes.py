@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from jobs.confine import inside
 from jobs.errors import UserError
 from jobs.model import Scalar, Strict
 from jobs.templates import fill, placeholders
@@ -188,6 +189,9 @@ class Recipe(Strict):
     def env_allowed(self, name: str) -> bool:
         return any(fnmatchcase(name, pattern) for pattern in self.allow_env)
 
+    def path_valued(self, name: str) -> bool:
+        return any(fnmatchcase(name, pattern) for pattern in self.path_env)
+
 
 class Probe(Strict):
     """A fact read from the target tree: a command's output, else a file's regex match."""
@@ -222,9 +226,19 @@ def param_problems(recipe: Recipe, given: Mapping[str, Scalar]) -> list[str]:
 
 
 def env_problems(recipe: Recipe, env: Mapping[str, str]) -> list[str]:
-    return [f"env {name} may not be overridden; the recipe allows "
-            f"{', '.join(recipe.allow_env) or 'no overrides'}"
-            for name in env if not recipe.env_allowed(name)]
+    problems = [f"env {name} may not be overridden; the recipe allows "
+                f"{', '.join(recipe.allow_env) or 'no overrides'}"
+                for name in env if not recipe.env_allowed(name)]
+    # Any directory stands for {out} here: a value stays inside one only if it is relative
+    # and never climbs out, wherever {out} turns out to be.
+    return problems + [_path_problem(name, value) for name, value in env.items()
+                       if recipe.path_valued(name)
+                       and (value.startswith("/") or inside(value, "/out") is None)]
+
+
+def _path_problem(name: str, value: str) -> str:
+    return (f"env {name}={value[:120]!r} names a path outside the cell's {{out}}; give a path "
+            "relative to it, without '..' (e.g. decode.dot)")
 
 
 class Invocation(Strict):
@@ -278,9 +292,23 @@ def invocation(recipe: Recipe, backend: str, given: Mapping[str, Scalar],
     env = {**recipe.env, **variant.env, **(step.env if step else {})}
     env = {k: fill(v, values) for k, v in env.items()}
     env.update(env_overrides)
+    env = _confine_paths(recipe, env, str(builtins.get("out", "")))
     cwd = fill(recipe.cwd, values) if recipe.cwd != DEFAULT_CWD else None
     return Invocation(argv=argv, env=env, timeout_s=recipe.timeout_s, pass_env=recipe.pass_env,
                       retry=recipe.retry, cwd=cwd)
+
+
+def _confine_paths(recipe: Recipe, env: dict[str, str], out: str) -> dict[str, str]:
+    """`path_env` values made absolute under {out}; one that would leave it is refused."""
+    confined = dict(env)
+    for name, value in env.items():
+        if not recipe.path_valued(name):
+            continue
+        path = inside(value, out) if out else None
+        if path is None:
+            raise UserError(_path_problem(name, value))
+        confined[name] = path
+    return confined
 
 
 def flag_probe(recipe: Recipe, builtins: Mapping[str, str]) -> Invocation | None:

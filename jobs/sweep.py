@@ -8,12 +8,13 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from jobs.model import Scalar, Strict
 from jobs.phases import PhaseRules, phase_rules
 from jobs.recipes import Catalogue, env_problems, param_problems
+from jobs.routing import tag_problem
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _name(value: str) -> str:
-    if not _NAME.match(value):
+    if not _NAME.fullmatch(value):  # `$` alone would let a trailing newline in
         raise ValueError(f"{value!r} must be letters, digits, '.', '_' or '-'")
     return value
 
@@ -40,9 +41,21 @@ class Arm(Strict):
     models: list[str] | None = Field(default=None, description="run only on these models")
 
 
+def _tag(value: str) -> str:
+    problem = tag_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 class Backend(Strict):
     build: str
     params: dict[str, Scalar] = Field(default_factory=dict)
+    host: Name | None = Field(default=None, description="run only on this host (its "
+                              "BENCHFLEET_HOST, or a worker name)")
+    requires: list[Annotated[str, AfterValidator(_tag)]] = Field(
+        default_factory=list, description="capability tags the worker must offer, e.g. "
+        "gpu=gb10; model:{model} asks for each group's checkpoint (docs/routing.md)")
 
 
 class Profile(Strict):

@@ -19,8 +19,8 @@ from jobs.errors import SpecError, UserError
 OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 # Subcommands live one per file in runner/commands/; imported only when called, so a quick
 # `status` never pays for celery or matplotlib.
-COMMANDS = ("submit", "status", "sweeps", "rerun", "cancel", "restore", "record", "check",
-            "init", "presets", "keys", "worker", "deploy", "demo")
+COMMANDS = ("submit", "status", "sweeps", "hosts", "rerun", "cancel", "restore", "record",
+            "check", "init", "presets", "keys", "worker", "deploy", "demo")
 
 
 class Commands(click.Group):
@@ -58,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE
     except UserError as error:
         return _fail(str(error), USAGE)
+    except (redis.AuthenticationError, redis.ResponseError) as error:
+        # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
+        # to redis-py, so it is caught before one
+        return _fail(_refused(error), USAGE)
     except redis.ConnectionError:
         return _fail(_unreachable(), USAGE)
-    except redis.ResponseError as error:  # NOAUTH, WRONGPASS, DENIED (protected mode)
-        return _fail(_refused(error), USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted; stopped what it had started", INTERRUPTED)
     return int(code or 0)
@@ -75,7 +77,7 @@ def _unreachable() -> str:
             "the variable at a running one")
 
 
-def _refused(error: redis.ResponseError) -> str:
+def _refused(error: redis.RedisError) -> str:
     from workers.fleet.settings import load_settings, redacted
 
     first = str(error).split(". ")[0].split(" NOTE")[0]

@@ -18,7 +18,7 @@ from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
 from workers.fleet.keys import Signer, signer
 from workers.fleet.messages import GroupMessage, Signed, publish
-from workers.fleet.queues import backend_queue
+from workers.fleet.queues import cell_queue
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store, epoch, now
 
@@ -93,12 +93,12 @@ def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list
 
 def group_messages(sweep_id: str, cells: list[Cell], signed: dict[str, Signed],
                    queue_of: dict[str, str] | None = None) -> list[GroupMessage]:
-    """One message per group, its cells in run order, on the backend's queue (or the queue
+    """One message per group, its cells in run order, on its route's queue (or the queue
     `queue_of` names for the group, e.g. the host that ran it before)."""
     groups: dict[str, list[Cell]] = defaultdict(list)
     for cell in sorted(cells, key=lambda c: c.order):
         groups[cell.group].append(cell)
-    return [GroupMessage(sweep_id, (queue_of or {}).get(g) or backend_queue(members[0].backend),
+    return [GroupMessage(sweep_id, (queue_of or {}).get(g) or cell_queue(members[0]),
                          [c.id for c in members], [signed[c.id] for c in members])
             for g, members in groups.items()]
 

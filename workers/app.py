@@ -8,6 +8,7 @@ is re-queued from the envelopes the coordinator stored (workers/fleet/recovery.p
 from celery import Celery
 
 from workers.fleet.settings import Settings, load_settings
+from workers.remote_control import restrict
 
 
 def create_app(settings: Settings) -> Celery:
@@ -23,6 +24,7 @@ def create_app(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_transport_options={"socket_timeout": 15, "socket_connect_timeout": 10},
     )
+    restrict(app)  # remote control answers inspection only (workers/remote_control.py)
     return app
 
 

@@ -22,7 +22,7 @@ from workers.fleet.artifacts import open_store
 from workers.fleet.catalogue import load_catalogue
 from workers.fleet.keys import verifier
 from workers.fleet.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
-from workers.fleet.queues import TASK, backend_queue, host_queue
+from workers.fleet.queues import TASK
 from workers.fleet.recovery import recover, take_over
 from workers.fleet.settings import Settings
 from workers.fleet.state import Store
@@ -33,9 +33,12 @@ from workers.hooks.events import CellEvents
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
+from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
+from workers.hooks.route import Route
 from workers.hooks.signature import SignatureCheck
 from workers.host import facts
+from workers.offer import Offering, offer_step
 from workers.task import Context, run_group
 from workers.workspace import Workspace
 
@@ -51,13 +54,16 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
     hostname = f"{name}.{backend}@{socket.gethostname()}"
     ctx = start(settings, backend, name, CellEvents(app, hostname) if settings.events else None)
     register(app, ctx)
+    assert ctx.offering is not None
+    queues = sorted(ctx.offering.wanted(ctx.state.r))
+    ctx.offering.consuming = set(queues)
     # Task events (-E) for Flower and `celery events`: sent at cell start and end only; the
     # worker's event heartbeat runs in the event loop, which is idle only between cells.
     events = ["--task-events"] if settings.events else []
     try:
         app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
                          "--prefetch-multiplier", "1", "--hostname", hostname,
-                         "--queues", f"{backend_queue(backend)},{host_queue(name, backend)}",
+                         "--queues", ",".join(queues),
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          *events, "--loglevel", loglevel])
     finally:
@@ -66,6 +72,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
 
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
+    key = verifier(settings.verify_key)  # a worker without one fails before it connects
     workspace = settings.workspace
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
@@ -75,9 +82,13 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     store = Store(client)
     host = settings.host or socket.gethostname()
     lease = Lease(client, name, uuid.uuid4().hex)
+    offering = Offering(name, backend, host, settings.tags, settings.models_dir)
+    if not settings.allowed_repos:
+        log.warning("BENCHFLEET_ALLOWED_REPOS is empty: worker %s builds no repository; every "
+                    "cell it takes fails until the list names the targets", name)
     try:
         held = lease.take({"backend": backend, "host": host, "pid": str(os.getpid()),
-                           "facts": facts().model_dump_json(), "tags": ",".join(settings.tags)},
+                           "facts": facts().model_dump_json(), **offering.fields()},
                           takeover=_predecessor_is_dead(client, name, host))
     except NameTaken as taken:
         raise UserError(str(taken)) from None
@@ -88,17 +99,18 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
-    key = verifier(settings.verify_key)
-    hooks = Chain([SignatureCheck(key, store, name), Adaptive(key, store, artifacts),
-                   Cancel(client, name), Retries(),
+    hooks = Chain([SignatureCheck(key, store, name), Route(offering, store),
+                   Adaptive(key, store, artifacts), Cancel(client, name), Retries(),
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
+                   Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, lease, slack), IdleGate(gate),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
                    workspace=Workspace(workspace, settings.setup_timeout_s),
                    artifacts=artifacts, state=store, lease=lease, hooks=hooks,
-                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s)
+                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s,
+                   offering=offering)
 
 
 def register(app: Celery, ctx: Context) -> None:
@@ -107,6 +119,8 @@ def register(app: Celery, ctx: Context) -> None:
         return run_group(ctx, sweep_id, self.request.id, items)
 
     app.steps["worker"].add(_idle_step(ctx))
+    if ctx.offering is not None:
+        app.steps["worker"].add(offer_step(ctx.offering, ctx.lease, ctx.state.r))
 
 
 def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:

@@ -5,7 +5,6 @@ happens around it (signature, lease, cancel, retries, host lease, idle gate) are
 workers/hooks/, which the worker chains around every cell and every command.
 """
 
-import json
 import logging
 import shutil
 import sys
@@ -22,9 +21,10 @@ from workers.fleet.artifacts import ArtifactExists, ArtifactStore
 from workers.fleet.leases import IDLE_TTL_S, Lease, LeaseLost
 from workers.fleet.messages import Signed
 from workers.fleet.state import Store, now
-from workers.hooks import Chain, Dropped, Refused
+from workers.hooks import Chain, Dropped, Refused, Rejected
 from workers.host import facts
 from workers.job import Group, Job
+from workers.offer import Offering
 from workers.provenance import read_facts
 from workers.workspace import CellFailure, Workspace
 
@@ -49,12 +49,13 @@ class Context:
     hooks: Chain
     max_attempts: int = 3
     lost_after_s: float = 30.0
+    offering: Offering | None = None  # what it offers the fleet (workers/offer.py)
 
 
 def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]]) -> str:
     """Run a message's cells in order; returns a one-line summary for Celery's log."""
     group = Group(sweep_id, task_id, [Signed(*item[:2]) for item in items])
-    ctx.lease.hold(sweep_id, [_claimed(s) for s in group.items], task_id)
+    ctx.lease.hold(sweep_id, [s.claimed_cell() for s in group.items], task_id)
     outcomes = []
     try:
         for signed in group.items:
@@ -68,11 +69,14 @@ def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]])
 
 
 def run_one(ctx: Context, job: Job) -> str:
+    rejected = None
     try:
         ctx.hooks.before_cell(job)
     except (Refused, Dropped) as why:
         log.info("cell not run: %s", why)
         return f"not run ({why})"
+    except Rejected as why:
+        rejected = why.failure  # taken, and ends failed without running anything
     except LeaseLost:
         raise
     except Exception as error:  # a hook's own failure: a cell already taken still ends
@@ -92,7 +96,8 @@ def run_one(ctx: Context, job: Job) -> str:
                           f"{ctx.name}: {error.strerror or error}")
         result = _result(ctx, job, None, failure)
     else:
-        result = _push(ctx, job, _result(ctx, job, *measure(ctx, job)))
+        measured = (None, rejected) if rejected else measure(ctx, job)
+        result = _push(ctx, job, _result(ctx, job, *measured))
     if result.failure:
         ctx.hooks.on_failure(job, result.failure)
     ctx.hooks.after_cell(job, result)
@@ -313,12 +318,3 @@ def _push(ctx: Context, job: Job, result: AttemptResult) -> AttemptResult:
     log.error("cell %s attempt %s: %s", job.cell.id, job.attempt, failure.reason)
     shutil.rmtree(job.staging, ignore_errors=True)
     return result.model_copy(update={"failure": failure, "reading": None, "profile": None})
-
-
-def _claimed(signed: Signed) -> str:
-    """The cell id an envelope names, before verification (only to say what this worker
-    holds; the reaper re-queues only cells in Redis at their own stored envelopes)."""
-    try:
-        return str(json.loads(signed.envelope)["cell"]["id"])
-    except (ValueError, KeyError, TypeError):
-        return "?"

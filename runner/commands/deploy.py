@@ -5,6 +5,7 @@ import getpass
 import os
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
@@ -53,11 +54,19 @@ def command() -> None:
 @click.option("--service", type=click.Choice(["auto", "systemd", "launchd", "supervisor"]),
               default="auto", show_default=True, help="how the worker runs on the host")
 @click.option("--host-identity", help="BENCHFLEET_HOST (default: the worker name)")
+@click.option("--allow-repo", "allowed_repos", multiple=True,
+              help="a target repository (URL, path or glob) the worker may build; repeatable. "
+              "None: the worker builds nothing")
+@click.option("--redis-ca", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="for a rediss:// URL: the CA that signed Redis's certificate (copied)")
+@click.option("--set", "extra", multiple=True, metavar="NAME=VALUE",
+              help="another worker setting, e.g. --set idle_load1=1.5 (BENCHFLEET_IDLE_LOAD1)")
 def install(hosts: tuple[str, ...], port: int | None, key: Path | None, known_hosts: Path,
             directory: str, python: str, backend: str, name: str | None, redis_url: str,
             redis_password: str | None, models_dir: str | None, tags: tuple[str, ...],
             verify_key: Path | None, artifacts: str | None, artifacts_key: Path | None,
-            service: str, host_identity: str | None) -> int:
+            service: str, host_identity: str | None, allowed_repos: tuple[str, ...],
+            redis_ca: Path | None, extra: tuple[str, ...]) -> int:
     """Install (or bring up to date) a worker on each HOST and start it; a second run with
     the same options changes nothing and says "unchanged"."""
     from deploy.install import Plan, with_password
@@ -66,6 +75,13 @@ def install(hosts: tuple[str, ...], port: int | None, key: Path | None, known_ho
 
     url = with_password(redis_url, redis_password)
     load_settings(redis_url=url)  # a malformed URL is one sentence here, not on the host
+    if not url.startswith("unix:") and urlsplit(url).password is None:
+        raise UserError("the Redis URL has no password: a worker's Redis must require one "
+                        "(requirepass); pass --redis-password or set BENCHFLEET_REDIS_PASSWORD")
+    settings = _extra_settings(extra)
+    if not allowed_repos:
+        click.echo("warning: no --allow-repo: the worker builds no repository until "
+                   "BENCHFLEET_ALLOWED_REPOS names one", err=True)
     if name and len(hosts) > 1:
         raise UserError("--name names one worker; deploy several hosts without it (each is "
                         "named for its address) or one at a time")
@@ -75,9 +91,32 @@ def install(hosts: tuple[str, ...], port: int | None, key: Path | None, known_ho
                         redis_url=url, service=service, python=python, models_dir=models_dir,
                         tags=tags, verify_key=verify_key, artifacts=artifacts,
                         artifacts_key=artifacts_key, known_hosts=known_hosts,
-                        host_identity=host_identity)
+                        host_identity=host_identity, allowed_repos=allowed_repos,
+                        redis_ca=redis_ca, settings=settings)
             click.echo(run_install(remote, plan).line())
     return 0
+
+
+# Settings deploy writes itself, from its own options.
+_OWN = {"redis_url", "host", "workspace", "artifact_cache", "tags", "allowed_repos", "models_dir",
+        "verify_key", "artifacts", "ssh_key", "ssh_known_hosts", "signing_key"}
+
+
+def _extra_settings(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`--set NAME=VALUE` pairs, each a worker setting with a value it accepts."""
+    from workers.fleet.settings import Settings, load_settings
+
+    found = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip().lower().removeprefix("benchfleet_")
+        if not sep or name not in Settings.model_fields or name in _OWN:
+            known = ", ".join(sorted(set(Settings.model_fields) - _OWN))
+            raise UserError(f"--set {pair!r}: name one of {known}, as NAME=VALUE (deploy's "
+                            "own options set the rest)")
+        load_settings(**{name: value})  # a bad value is one sentence here, not on the host
+        found.append((name, value))
+    return tuple(found)
 
 
 _HELP = {"status": "Whether the worker on each HOST runs, and its pid.",

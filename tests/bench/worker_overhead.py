@@ -46,7 +46,8 @@ def main() -> None:
         make_models(root / "models", DEMO_MODELS)
         settings = Settings(redis_url=server.url, artifacts=root / "artifacts",
                             workspace=root / "workspace", models_dir=root / "models",
-                            catalogue=HERE / "catalogue.yaml")
+                            catalogue=HERE / "catalogue.yaml",
+                            allowed_repos=[str(root / "target")])
         fleet = LocalFleet(settings, root / "logs")
         fleet.start("cpu", "bench")
         bare = start_bare(server.url, root)

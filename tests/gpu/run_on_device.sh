@@ -93,7 +93,7 @@ export BENCHFLEET_SIGNING_KEY=$work/state/keys/coordinator.pem
 export BENCHFLEET_VERIFY_KEY=$work/state/keys/coordinator.pub
 export BENCHFLEET_HOST_LOCK=$work/state/host.lock
 export BENCHFLEET_HOST=$( [ "$mode" = gpu ] && echo h200 || echo cpu-dry-run )
-export BENCHFLEET_ALLOWED_REPOS='["$repo"]'
+export BENCHFLEET_ALLOWED_REPOS="[\"$repo\"]"
 export BENCHFLEET_IDLE_LOAD1=${IDLE_LOAD1:-4.0}
 export BENCHFLEET_IDLE_MAX_WAIT_S=${IDLE_MAX_WAIT_S:-20}
 export BENCHFLEET_IDLE_INTERVAL_S=2

@@ -59,6 +59,7 @@ class Fleet:
                            "--artifacts", f"sftp://root@{self.coord.address}"
                                           f"{self.lab.root / 'store'}",
                            "--artifacts-key", str(self.key), "--tag", "gpu=none",
+                           "--allow-repo", str(self.lab.root / "target"),
                            "--service", "supervisor")
 
     def clients(self) -> str:

@@ -141,6 +141,27 @@ def test_corrupted_remote_file_fails_read(on: Callable[[str], Client], store_lab
                 "decode.stdout").exists(), "a file that failed its check is not kept"
 
 
+def test_a_manifest_naming_a_path_outside_its_attempt_writes_nothing(
+        on: Callable[[str], Client], store_lab: Lab, tmp_path: Path) -> None:
+    """Whoever can write to the store (a worker) must not make the coordinator write
+    elsewhere: its cache holds each attempt, manifest included, and nothing else."""
+    attempt_files(tmp_path)
+    assert on("worker")("publish", str(tmp_path / "attempt"), "s6", "c1", "1").returncode == 0
+    assert on("coord")("read", "s6", "c1", "1").returncode == 0
+    cached = tmp_path / "cache-coord" / "s6" / "c1" / "attempt-1"
+    stored = store_lab.hosts["store"].root / "a" / "s6" / "c1" / "attempt-1"
+    assert (cached / "manifest.json").read_bytes() == (stored / "manifest.json").read_bytes()
+    escape = "../../../../escaped.txt"
+    (stored / "runs" / "escaped.txt").write_text("planted")
+    manifest = json.loads((stored / "manifest.json").read_text())
+    manifest["files"][escape] = {"sha256": hashlib.sha256(b"planted").hexdigest(), "bytes": 7}
+    (stored / "manifest.json").write_text(json.dumps(manifest))
+    read = on("coord")("read", "s6", "c1", "1")
+    assert read.returncode == 1
+    assert f"the manifest names {escape!r}, outside the attempt" in read.stderr
+    assert not list(tmp_path.rglob("escaped.txt"))
+
+
 @pytest.mark.parametrize(("known", "sentence"), [("", "host key is not in"),
                                                  (None, "no known_hosts file at")])
 def test_unknown_host_key_is_refused(store_lab: Lab, client_key: Path, tmp_path: Path,

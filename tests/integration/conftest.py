@@ -59,7 +59,8 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Target:
 
 def fleet_settings(root: Path, redis_url: str, **overrides: object) -> Settings:
     """Settings for a test fleet on this machine: its own keys, host lock and artifact store,
-    and an idle gate capped short (the record marks a capped gate that found the host busy)."""
+    an idle gate capped short (the record marks a capped gate that found the host busy), and
+    an allow-list of the target repositories tests make beside `root`."""
     keys = root / "keys"
     if not (keys / "coordinator.pub").exists():
         generate(keys / "coordinator.pem", keys / "coordinator.pub")
@@ -67,7 +68,8 @@ def fleet_settings(root: Path, redis_url: str, **overrides: object) -> Settings:
         redis_url=redis_url, artifacts=root / "artifacts", workspace=root / "workspace",
         models_dir=root / "models", signing_key=keys / "coordinator.pem",
         verify_key=keys / "coordinator.pub", host_lock=root / "host.lock",
-        idle_max_wait_s=GATE_CAP_S, idle_interval_s=0.2, lease_margin_s=3.0, setup_timeout_s=20.0)
+        idle_max_wait_s=GATE_CAP_S, idle_interval_s=0.2, lease_margin_s=3.0, setup_timeout_s=20.0,
+        allowed_repos=[f"{root.parent}/*"])
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
 

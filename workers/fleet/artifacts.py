@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from jobs.confine import inside
 from jobs.errors import UserError
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class LocalStore:
             manifest = json.loads((folder / MANIFEST).read_text())["files"]
         except (OSError, ValueError, KeyError) as error:
             raise CorruptArtifact(f"{folder}: manifest unreadable ({error})") from None
+        confined(manifest, str(folder))
         paths = {}
         for name, entry in manifest.items():
             path = folder / name
@@ -103,6 +105,16 @@ class LocalStore:
 
     def _dir(self, sweep_id: str, cell_id: str, attempt: int) -> Path:
         return self.root / sweep_id / cell_id / f"attempt-{attempt}"
+
+
+def confined(manifest: dict[str, object], where: str) -> None:
+    """Refuse a manifest naming a file outside its attempt: whoever wrote the attempt (a
+    worker, anyone on the storage host) must not make the coordinator read or write
+    elsewhere."""
+    for name in manifest:
+        if name.startswith("/") or inside(name, "/attempt") in (None, "/attempt"):
+            raise CorruptArtifact(f"{where}: the manifest names {name[:120]!r}, outside the "
+                                  "attempt")
 
 
 def put_json(store: ArtifactStore, relative: str, data: object) -> None:

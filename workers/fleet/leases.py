@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import redis
 
+from jobs.routing import Offer
 from workers.fleet.state import PREFIX, WORKERS, epoch, lua, now
 
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
@@ -47,11 +48,14 @@ class Lease:
         self.r, self.name, self.instance = client, name, instance
         self._register = client.register_script(lua("register", head=False))
         self._renew = client.register_script(lua("renew", head=False))
+        self.fields: dict[str, str] = {}  # what it published, for a lease taken again
 
     def take(self, fields: dict[str, str], takeover: bool) -> Held | None:
-        """Register this worker; raises NameTaken when a live other instance has the name."""
-        flat = [v for kv in fields.items() for v in kv] + ["instance", self.instance,
-                                                          "started", now(), "seen", now()]
+        """Register this worker; raises NameTaken when a live other instance has the name.
+        Empty `fields` (a lease taken again) publishes what was published before."""
+        self.fields = {**self.fields, **fields}
+        flat = [v for kv in self.fields.items() for v in kv] + ["instance", self.instance,
+                                                                "started", now(), "seen", now()]
         ok, old, detail = self._register(
             keys=[WORKERS, worker_key(self.name)],
             args=[self.name, self.instance, epoch(), epoch() + IDLE_TTL_S,
@@ -81,6 +85,7 @@ class Lease:
         self.r.hdel(worker_key(self.name), "holding")
 
     def publish(self, fields: dict[str, str]) -> None:
+        self.fields.update(fields)
         self.r.hset(worker_key(self.name), mapping=fields)
 
     def end(self) -> None:
@@ -110,6 +115,20 @@ def live_workers(client: redis.Redis) -> dict[str, dict[str, str]]:
     for name in names:
         pipe.hgetall(worker_key(name))
     return dict(zip(names, pipe.execute(), strict=True))
+
+
+def live_offers(client: redis.Redis) -> list[Offer]:
+    """What each live worker offers (routing reads it: jobs/routing.py)."""
+    return [offer(name, fields) for name, fields in live_workers(client).items()]
+
+
+def offer(name: str, fields: dict[str, str]) -> Offer:
+    try:
+        tags = [str(t) for t in json.loads(fields.get("tags") or "[]")]
+    except (ValueError, TypeError):
+        tags = []
+    return Offer(name=name, host=fields.get("host", ""), backend=fields.get("backend", ""),
+                 tags=tags)
 
 
 def _held(worker: str, instance: str, holding: str) -> Held | None:

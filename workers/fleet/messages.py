@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import redis
 
-from workers.fleet.queues import TASK
+from workers.fleet.queues import NEEDS, TASK, is_need
 
 # Where published-but-not-yet-received messages are remembered, so a purged or lost message
 # is noticed and its cells re-queued (workers/fleet/recovery.py).
@@ -29,6 +29,14 @@ class Signed:
 
     envelope: str
     signature: str
+
+    def claimed_cell(self) -> str:
+        """The cell id the envelope claims, before verification: for reports and for saying
+        what a worker holds, never for deciding what runs."""
+        try:
+            return str(json.loads(self.envelope)["cell"]["id"])[:200]
+        except (ValueError, KeyError, TypeError):
+            return "?"
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ def publish(client: redis.Redis, messages: list[GroupMessage], now: float) -> li
     ids = []
     for message in (m.with_id() for m in messages):
         pipe.lpush(message.queue, wire(message))
+        if is_need(message.queue):
+            pipe.sadd(NEEDS, message.queue)  # workers offering its tags start consuming it
         pipe.hset(PENDING, message.task_id, json.dumps(
             {"queue": message.queue, "sweep_id": message.sweep_id, "cells": message.cells,
              "at": now}))

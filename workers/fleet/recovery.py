@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from jobs.cells import Cell
 from workers.fleet.leases import Held, claim_expired
 from workers.fleet.messages import PENDING, GroupMessage, publish, task_ids
-from workers.fleet.queues import backend_queue
+from workers.fleet.queues import cell_queue
 from workers.fleet.state import Store, epoch
 
 # Defaults of the settings max_attempts and lost_after_s: a message is "lost" only if it is
@@ -91,6 +91,6 @@ def _republish(store: Store, sweep_id: str, cell_ids: list[str], queue: str | No
     for members in groups.values():
         members.sort(key=lambda c: c.order)
         ids = [c.id for c in members]
-        messages.append(GroupMessage(sweep_id, queue or backend_queue(members[0].backend), ids,
+        messages.append(GroupMessage(sweep_id, queue or cell_queue(members[0]), ids,
                                      store.envelopes(sweep_id, ids)))
     publish(store.r, messages, epoch())

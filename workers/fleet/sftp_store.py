@@ -28,7 +28,13 @@ import asyncssh
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from jobs.errors import UserError
-from workers.fleet.artifacts import MANIFEST, ArtifactExists, CorruptArtifact, sha256_file
+from workers.fleet.artifacts import (
+    MANIFEST,
+    ArtifactExists,
+    CorruptArtifact,
+    confined,
+    sha256_file,
+)
 
 # AES-GCM first: one AEAD pass in OpenSSL, the fastest cipher both ends speak (the benchmark
 # measures it against OpenSSH's default, chacha20-poly1305).
@@ -119,11 +125,12 @@ class SftpStore:
         remote = self._attempt_dir(sweep_id, cell_id, attempt)
         local = self.cache / sweep_id / cell_id / f"attempt-{attempt}"
         try:
-            manifest = json.loads(self._run(self._read_bytes(posixpath.join(remote,
-                                                                            MANIFEST))))["files"]
+            raw = self._run(self._read_bytes(posixpath.join(remote, MANIFEST)))
+            manifest = json.loads(raw)["files"]
         except (OSError, asyncssh.SFTPError, ValueError, KeyError) as error:
             raise CorruptArtifact(f"{self.origin}{remote}: manifest unreadable "
                                   f"({error})") from None
+        confined(manifest, f"{self.origin}{remote}")
         stale = [n for n, e in manifest.items()
                  if not ((local / n).is_file() and sha256_file(local / n) == e["sha256"])]
         if stale:
@@ -132,6 +139,11 @@ class SftpStore:
             if sha256_file(local / name) != manifest[name]["sha256"]:
                 (local / name).unlink()
                 raise CorruptArtifact(f"{self.origin}{remote}/{name}: does not match its sha256")
+        # The manifest beside its files, as in the store: a record names its sha256.
+        if not (local / MANIFEST).is_file() or (local / MANIFEST).read_bytes() != raw:
+            local.mkdir(parents=True, exist_ok=True)
+            (local / f".{MANIFEST}.part").write_bytes(raw)
+            (local / f".{MANIFEST}.part").replace(local / MANIFEST)
         return {name: local / name for name in manifest}
 
     # Single files beside the attempts (the coordinator's sweep.json)

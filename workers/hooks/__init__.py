@@ -4,8 +4,9 @@ The task body (workers/task.py) is the measurement: checkout, build, run, parse,
 happens around it — signature check, lease, cancel, retries, host lease, idle gate — lives in
 one file each here, and the worker chains them in a fixed order (workers/service.py):
 
-- `before_cell(job)`: may raise `Refused` (never run; reported) or `Dropped` (a duplicate,
-  replay or cancelled cell: not run, nothing to report);
+- `before_cell(job)`: may raise `Refused` (never run; reported), `Dropped` (a duplicate,
+  replay or cancelled cell: not run) or, once the cell is taken, `Rejected` (a signed cell
+  this worker will not run: it ends failed with the reason);
 - `around_command(job, command, proceed)`: wraps each command the cell runs (build, warm-up,
   measured run, profile step); calls `proceed()` zero or more times and returns the Run;
 - `on_failure(job, failure)`: the cell failed (before `after_cell`);
@@ -28,6 +29,15 @@ class Refused(Exception):
 
 class Dropped(Exception):
     """A cell that is not run now (a duplicate, a replay, cancelled, no longer needed)."""
+
+
+class Rejected(Exception):
+    """A signed cell, taken, that this worker will not run (a repository outside its
+    allow-list, a tag it lacks): nothing of it runs, and it ends failed with `failure`."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
 
 
 class Hook:

@@ -15,7 +15,7 @@ from jobs.attempts import AttemptResult, CellStatus, Run
 from workers.execute import Command
 from workers.fleet.artifacts import ArtifactStore, accept
 from workers.fleet.leases import Lease
-from workers.fleet.state import Store
+from workers.fleet.state import Store, now
 from workers.hooks import Dropped, Hook, Proceed
 from workers.job import Job
 
@@ -46,7 +46,12 @@ class CellLease(Hook):
                 taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
                                         self.lease.name, self.lease.instance)
         if taken.attempt is None:
-            raise Dropped(taken.why_not or "not taken")
+            why = taken.why_not or "not taken"
+            if "replay" in why:  # an old generation, a final cell: `status` says so
+                self.store.refuse({"at": now(), "worker": self.lease.name, "kind": "dropped",
+                                   "sweep_id": job.sweep_id, "cell": cell.id, "why": why,
+                                   "task_id": job.group.task_id})
+            raise Dropped(why)
         job.attempt = taken.attempt
 
     def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:

@@ -1,7 +1,6 @@
 """Refuse what the coordinator did not sign: a worker runs a cell only from an envelope whose
 Ed25519 signature verifies against the coordinator's public key (workers/fleet/keys.py)."""
 
-import json
 import logging
 
 from jobs.envelope import BadEnvelope, decode
@@ -30,16 +29,8 @@ class SignatureCheck(Hook):
         job.envelope = envelope
 
     def _refuse(self, job: Job, why: str) -> None:
-        claimed = _claimed_cell(job.signed.envelope)
+        claimed = job.signed.claimed_cell()
         log.warning("refused a message for sweep %s, cell %s: %s", job.sweep_id, claimed, why)
         self.store.refuse({"at": now(), "worker": self.worker, "sweep_id": job.sweep_id,
                            "cell": claimed, "why": why, "task_id": job.group.task_id})
         raise Refused(why)
-
-
-def _claimed_cell(envelope: str) -> str:
-    """The cell id an unverified envelope claims, for the report only; never trusted."""
-    try:
-        return str(json.loads(envelope)["cell"]["id"])[:200]
-    except (ValueError, KeyError, TypeError):
-        return "?"
