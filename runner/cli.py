@@ -19,8 +19,8 @@ from jobs.errors import SpecError, UserError
 OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 # Subcommands live one per file in runner/commands/; imported only when called, so a quick
 # `status` never pays for celery or matplotlib.
-COMMANDS = ("submit", "status", "sweeps", "rerun", "cancel", "record", "check", "init",
-            "presets", "keys", "worker", "deploy", "demo")
+COMMANDS = ("submit", "status", "sweeps", "rerun", "cancel", "record", "check", "compare",
+            "bisect", "init", "presets", "keys", "worker", "deploy", "demo")
 
 
 class Commands(click.Group):
