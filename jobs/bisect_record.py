@@ -81,14 +81,14 @@ def render(r: BisectRecord) -> str:
 
 def _opening(r: BisectRecord) -> str:
     found = ", ".join(f"`{c[:12]}` {_subject(r, c)}" for c in r.candidates)
-    names = {sha: name for name, sha in r.names.items()}
+    names = {sha: f" (`{name}`)" for name, sha in r.names.items() if name != sha}
     lines = [f"# Bisect {r.bisect_id}\n",
              f"**{_HEADLINE[r.outcome]}{': ' + found if found else ''}.** {r.reason}.\n",
              f"- metric: {r.rule.metric} of arm `{r.arm}` on {r.backend} · {r.model} (higher "
              "is better)",
-             f"- good: `{r.good[:12]}` ({names.get(r.good, r.good[:12])}), bad: `{r.bad[:12]}` "
-             f"({names.get(r.bad, r.bad[:12])}) in {r.repo}; {len(r.judgements) - 2} commits "
-             "between, first parents only",
+             f"- good: `{r.good[:12]}`{names.get(r.good, '')}, bad: `{r.bad[:12]}`"
+             f"{names.get(r.bad, '')} in {r.repo}; {len(r.judgements) - 2} commits between, "
+             "first parents only",
              f"- rule: a commit is bad when its {r.rule.metric} is worse than good's beyond "
              f"the factor {r.rule.factor:g} (mean ratio < {1 / r.rule.factor:.3f}) and the "
              "headline rule says they differ (ranges apart, rank test different); good when "

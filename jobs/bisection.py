@@ -202,7 +202,7 @@ def _search(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Rule,
         skipped = sum(1 for j in inside if j.verdict == "untestable")
         return _measure(commits, ev, [Request(commit=c, repeats=rule.repeats)
                                             for c in picks],
-                        f"{len(inside)} commits lie between the last good {commits[lo][:12]} "
+                        f"{_commits(len(inside))} between the last good {commits[lo][:12]} "
                         f"and the first bad {commits[hi][:12]}"
                         + (f", {skipped} of them untestable" if skipped else "")
                         + f": measure {', '.join(c[:12] for c in picks)}, "
@@ -259,6 +259,10 @@ def _answer(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Rule,
               f"it, {last.commit[:12]}, is good: {last.reason}{odd}")
     return Plan(outcome="found", culprit=first.commit, last_good=last.commit,
                 candidates=[first.commit], judgements=judged, reason=reason)
+
+
+def _commits(count: int) -> str:
+    return "1 commit lies" if count == 1 else f"{count} commits lie"
 
 
 def _spread(untested: list[str], k: int) -> list[str]:
