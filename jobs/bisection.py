@@ -97,11 +97,14 @@ def plan(commits: Sequence[str], evidence: Mapping[str, Evidence], rule: Rule) -
     asks = [Request(commit=c, repeats=rule.endpoint_repeats - len(ev[c].values))
             for c in (good, bad) if len(ev[c].values) < rule.endpoint_repeats]
     if asks:
+        p = separated_p(rule.repeats, rule.endpoint_repeats)
+        decidable = (f"can be decided (ranges apart give p = {p:.3f} ≤ {ALPHA})" if p <= ALPHA
+                     else f"cannot all be (ranges apart give p = {p:.3f} > {ALPHA}, so such "
+                     "a commit gets more repeats)")
         return _measure(commits, ev, asks, f"measure good {good[:12]} and bad {bad[:12]} "
                         f"at {rule.endpoint_repeats} repeats each, once: every commit between "
                         f"is compared with them, and {rule.repeats} values there against "
-                        f"{rule.endpoint_repeats} can be decided (ranges apart give p = "
-                        f"{separated_p(rule.repeats, rule.endpoint_repeats):.3f} ≤ {ALPHA})")
+                        f"{rule.endpoint_repeats} {decidable}")
     regression = compare(rule.metric, ev[bad].values, ev[good].values, None)
     if regression is None:
         return _stop(commits, ev, "stopped", f"good {good[:12]} measured no positive "
@@ -172,9 +175,9 @@ def _endpoints_open(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Ru
             return _stop(commits, ev, "undecided", f"bad against good is {change}, not "
                          f"yet known at the cap (max_n = {rule.max_n}): {regression.reason}")
         return _measure(commits, ev, [Request(commit=good, repeats=more),
-                                            Request(commit=bad, repeats=more)],
-                        f"bad against good is {change}: {regression.reason}; {more} more "
-                        "repeats each let the rank test decide")
+                                      Request(commit=bad, repeats=more)],
+                        f"bad against good is {change}: {regression.reason}; "
+                        f"{_repeats(more)} more each let the rank test decide")
     if not worse_beyond(regression, rule.factor):
         return _stop(commits, ev, "no regression", f"bad {bad[:12]} against good "
                      f"{good[:12]} is {change}, {regression.answer}: not worse beyond the "
@@ -235,7 +238,8 @@ def _settle(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Rule,
             return _stop(commits, ev, "undecided", f"{j.commit[:12]}: {j.reason}; the "
                          f"cap (max_n = {rule.max_n}) leaves it not yet known", judged)
         asks.append(Request(commit=j.commit, repeats=more))
-        why.append(f"{j.commit[:12]}: {j.reason}; {more} more repeats let the rank test decide")
+        why.append(f"{j.commit[:12]}: {j.reason}; {_repeats(more)} more let the rank test "
+                   "decide")
     return _measure(commits, ev, asks, "; ".join(why), judged)
 
 
@@ -259,6 +263,10 @@ def _answer(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Rule,
               f"it, {last.commit[:12]}, is good: {last.reason}{odd}")
     return Plan(outcome="found", culprit=first.commit, last_good=last.commit,
                 candidates=[first.commit], judgements=judged, reason=reason)
+
+
+def _repeats(count: int) -> str:
+    return "1 repeat" if count == 1 else f"{count} repeats"
 
 
 def _commits(count: int) -> str:

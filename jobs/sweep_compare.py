@@ -108,8 +108,8 @@ def change_of(c: Comparison, factor: float) -> tuple[Change, str]:
         return "same", f"the two differ, but within the factor {factor:g}: {c.reason}"
     if c.answer == "no effect":
         return "same", c.reason
-    pending = (f"; new is slower {beyond}, so it would count as worse once decided (more "
-               "repeats settle it: `adaptive: {max_n: N}`)" if slower else "")
+    pending = (f"; new is slower {beyond}, so it would count as worse once decided (a larger "
+               "`n` on both sides settles it)" if slower else "")
     return "not yet known", c.reason + pending
 
 

@@ -128,6 +128,8 @@ class Bisect:
         submitted = [submit_sweep(round_sweep(self.base, self.subject, commits, n),
                                   self.source, self.settings) for n, commits in by_n.items()]
         for sweep_id, cells in submitted:
+            self.say(f"  {sweep_id}: {len(cells)} cell{'s' * (len(cells) != 1)} queued")
+        for sweep_id, cells in submitted:
             self._wait(sweep_id, cells)
         for sweep_id, cells in submitted:
             commits = {c.commit for c in cells}

@@ -153,3 +153,24 @@ def test_a_second_bisect_reuses_every_cell_measured(lab: Lab,
     again = json.loads(next((lab.root / "again").glob("*.json")).read_text())
     assert again["culprit"] == bisected["culprit"] and again["measured"] == 0
     assert again["rounds"] == [] and len(again["measurements"]) == 19
+
+
+def test_repeats_are_added_where_a_comparison_is_not_yet_known(lab: Lab) -> None:
+    # Capped at 4, good and bad get 4 each: 3 values against 4 whose ranges are apart give
+    # p = 0.057, not yet different, so such a commit gets a fourth repeat, and no more.
+    path = sweep_file(lab.root, spec(lab.history, [lab.history.commits[0], "main"]))
+    start = time.monotonic()
+    done = benchfleet(lab, "bisect", str(path), "--factor", FACTOR, "--max-n", "4", "-o",
+                      "capped", timeout=BISECT_DEADLINE_S)
+    print(f"bisect --max-n 4 took {time.monotonic() - start:.0f} s\n{done.stdout}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    r = json.loads(next((lab.root / "capped").glob("*.json")).read_text())
+    planted = lab.history.planted
+    assert r["culprit"] == planted and r["rule"]["endpoint_repeats"] == 4
+    n = {j["commit"]: j["n"] for j in r["judgements"]}
+    assert n[lab.history.commits[0]] == n[lab.history.commits[-1]] == n[planted] == 4
+    topped = [rnd for rnd in r["rounds"] if "more let the rank test decide"
+              in rnd["reason"]]
+    assert [q["commit"] for rnd in topped for q in rnd["requests"]].count(planted) == 1
+    assert all(q["repeats"] == 1 for rnd in topped for q in rnd["requests"])
+    assert all(m["build_cached"] for m in r["measurements"])  # the first bisect built them
