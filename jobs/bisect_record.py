@@ -66,7 +66,7 @@ class BisectRecord(Strict):
     failures: dict[str, list[str]]  # sha -> why its cells measured nothing
     measured: int  # measurements this bisect made (reused ones not counted)
     linear_scan: int  # measurements a scan of every commit at the same repeats would make
-    commits_tried: int  # commits this bisect built (or found built) and ran
+    commits_tried: int  # commits this bisect asked the fleet to build (or find built) and run
 
 
 _HEADLINE = {"found": "First bad commit", "narrowed": "First bad commit narrowed to",

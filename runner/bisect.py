@@ -129,8 +129,13 @@ class Bisect:
                                   self.source, self.settings) for n, commits in by_n.items()]
         for sweep_id, cells in submitted:
             self.say(f"  {sweep_id}: {len(cells)} cell{'s' * (len(cells) != 1)} queued")
-        for sweep_id, cells in submitted:
-            self._wait(sweep_id, cells)
+        try:
+            for sweep_id, _ in submitted:
+                self._wait(sweep_id)
+        except KeyboardInterrupt:  # stop what this round started, then let the CLI say so
+            for sweep_id, cells in submitted:
+                cancel(self.store, sweep_id, cells)
+            raise
         for sweep_id, cells in submitted:
             commits = {c.commit for c in cells}
             before = {c: _counts(self.evidence.get(c)) for c in commits}
@@ -142,18 +147,17 @@ class Bisect:
             self.say(self._summary(sweep_id, commits))
         return [sweep_id for sweep_id, _ in submitted]
 
-    def _wait(self, sweep_id: str, cells: list[Cell]) -> None:
+    def _wait(self, sweep_id: str) -> None:
         """Until every cell has ended: woken by the sweep's events, never by a timer loop
-        (a quiet spell only runs recovery). Ctrl-C cancels the round's cells."""
-        pubsub = self.store.r.pubsub(ignore_subscribe_messages=True)
+        (a quiet spell only runs recovery). Subscribed, and confirmed, before the first look
+        at the states, so no change falls between the two."""
+        pubsub = self.store.r.pubsub()
         pubsub.subscribe(key(sweep_id, "events"))
         try:
+            pubsub.get_message(timeout=IDLE_S)  # the subscription's confirmation
             while not self._ended(sweep_id):
                 if pubsub.get_message(timeout=IDLE_S) is None:
                     self._quiet(sweep_id)
-        except KeyboardInterrupt:
-            cancel(self.store, sweep_id, cells)
-            raise
         finally:
             pubsub.close()
 
@@ -217,8 +221,7 @@ class Bisect:
             failures={c: e.failures for c, e in self.evidence.items() if e.failures},
             measured=sum(1 for m in self.measurements if not m.reused),
             linear_scan=linear_scan(self.commits, self.evidence, self.rule),
-            commits_tried=len({m.commit for m in self.measurements if not m.reused}
-                              | {c for c, e in self.evidence.items() if e.failures}))
+            commits_tried=len({q.commit for r in self.rounds for q in r.requests}))
 
 
 def _same_measurement(cell: Cell, probe: Cell) -> bool:

@@ -88,7 +88,7 @@ def test_bisect_finds_the_planted_commit_with_the_fewest_measurements(
     assert r["last_good"] == commits[PLANTED - 1]
     # Good and bad at 5 each, then 3 commits between at 3 each: 19, against 28 for a scan
     # of every buildable commit. The broken middle cost a build, no measurement.
-    assert (r["measured"], r["linear_scan"]) == (19, 28)
+    assert (r["measured"], r["linear_scan"], r["commits_tried"]) == (19, 28, 6)
     measured = [m["commit"] for m in r["measurements"]]  # type: ignore[attr-defined]
     assert {c: measured.count(c) for c in measured} == {
         commits[0]: 5, commits[-1]: 5, commits[3]: 3, commits[PLANTED]: 3,
