@@ -197,14 +197,13 @@ def _search(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Rule,
     ambiguous = [j for j in inside if j.verdict == "ambiguous"]
     if ambiguous:
         return _stop(commits, ev, "ambiguous", f"{ambiguous[0].commit[:12]}: "
-                     f"{ambiguous[0].reason}; a larger factor, or a quieter host, can settle "
-                     "it", judged)
+                     f"{ambiguous[0].reason}; measured again on a quieter host it may not be",
+                     judged)
     untested = [j.commit for j in inside if j.verdict == "unmeasured"]
     if untested:
         picks = _spread(untested, rule.parallel)
         skipped = sum(1 for j in inside if j.verdict == "untestable")
-        return _measure(commits, ev, [Request(commit=c, repeats=rule.repeats)
-                                            for c in picks],
+        return _measure(commits, ev, [Request(commit=c, repeats=rule.repeats) for c in picks],
                         f"{_commits(len(inside))} between the last good {commits[lo][:12]} "
                         f"and the first bad {commits[hi][:12]}"
                         + (f", {skipped} of them untestable" if skipped else "")
