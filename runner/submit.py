@@ -62,7 +62,12 @@ def resolve_commits(repo: str, names: list[str]) -> dict[str, str]:
 
 
 def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
-    sweep = read_sweep(path, settings)
+    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings)
+
+
+def submit_sweep(sweep: Sweep, source: str, settings: Settings) -> tuple[str, list[Cell]]:
+    """Submit a sweep already read and checked (`read_sweep`), or one made from such a sweep
+    (bisect's rounds); `source` says where it came from."""
     key = signer(settings.signing_key)
     resolved = resolve_commits(sweep.target.repo, sweep.target.commits)
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
@@ -72,11 +77,10 @@ def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
     spec = spec_hash(pinned)
     signed = sign_all(key, sweep_id, 0, spec, cells)
     store = Store.connect(settings.redis_url)
-    store.save_sweep(sweep_id, pinned, cells, str(path.resolve()), spec, signed,
-                     resolved=resolved)
+    store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved)
     write_sweep_file(open_store(settings.artifacts, settings), SweepFile(
-        protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(),
-        source=str(path.resolve()), sweep=pinned, cells=cells, resolved=resolved,
+        protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
+        sweep=pinned, cells=cells, resolved=resolved,
         spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
     publish(store.r, group_messages(sweep_id, cells, signed), epoch())
     return sweep_id, cells
