@@ -15,13 +15,14 @@ from pathlib import Path
 from runner.target import commit_all, make_target_repo
 
 PLANTED, BROKEN, LENGTH = 6, 4, 9
-_FUSED_CALL = "            y = self.fused_experts(layer, x, chosen)\n"
+_FUSED_CALL = "            y = self.fused_experts(layer, x, chosen, gates)\n"
 _CHECK = """\
             # Check the router: run every expert through the gather path, keep the chosen.
             every = np.arange(self.experts)[None, :]
-            dense = np.stack([self.gather_experts(layer, x, every[:, i:i + self.top_k])[0]
-                              for i in range(0, self.experts, self.top_k)], axis=0)
-            if not np.allclose(y[0], dense.reshape(self.experts, -1)[chosen[0]], atol=1e-3):
+            dense = np.concatenate([self.gather_experts(layer, x, every[:, i:i + self.top_k])
+                                    for i in range(0, self.experts, self.top_k)], axis=1)[0]
+            if not np.allclose(y[0], (gates[0][:, None] * dense[chosen[0]]).sum(axis=0),
+                               atol=1e-3):
                 raise RuntimeError("routed experts disagree with the dense experts")
 """
 _BROKEN = "\ndef broken(:\n"

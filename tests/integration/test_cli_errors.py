@@ -22,7 +22,8 @@ def test_bad_sweep_file_lists_each_problem(settings: Settings, tmp_path: Path) -
     assert done.stderr.splitlines() == [
         f"benchfleet: {path}:4: backends.cuda.build: recipe 'no-such-build' is not in the "
         "catalogue (it has bench-mlxlm, mlxcel-bench-decode, mlxcel-build-cuda, "
-        "mlxcel-build-metal, mlxcel-metal-trace, mlxcel-nsys-kernels, tinymoe-bench-decode, "
+        "mlxcel-build-metal, mlxcel-cupti-kernels, mlxcel-metal-trace, mlxcel-nsys-kernels, "
+        "tinymoe-bench-decode, "
         "tinymoe-build)",
         f"benchfleet: {path}:7: arms.0.params: parameter 'max_tokens' must be a int, got 'many'",
         f"benchfleet: {path}:2: target.repo: ./nowhere is neither a URL nor a directory "
