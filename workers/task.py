@@ -5,6 +5,8 @@ happens around it (signature, lease, cancel, retries, host lease, idle gate) are
 workers/hooks/, which the worker chains around every cell and every command.
 """
 
+import hashlib
+import json
 import logging
 import shutil
 import sys
@@ -209,12 +211,26 @@ def _check_flags(ctx: Context, job: Job, recipe: Recipe, values: dict[str, str],
     call = flag_probe(recipe, values)
     if call is None or recipe.requires_flags is None:
         return
-    output = _output(job, _run(ctx, job, "probe-help", "probe", call, tree), call)
-    missing = [f for f in recipe.requires_flags.flags if f not in output.stdout + output.stderr]
+    # A build's `--help` never changes: ask it once per build and probe, not once per cell.
+    known = Path(values["build"]).parent / "flags" / f"{_digest(call.argv)}.json"
+    if known.exists():
+        missing = json.loads(known.read_text())["missing"]
+    else:
+        run = _run(ctx, job, "probe-help", "probe", call, tree)
+        output = _output(job, run, call)
+        missing = [f for f in recipe.requires_flags.flags
+                   if f not in output.stdout + output.stderr]
+        if run.exit_code == 0:
+            known.parent.mkdir(parents=True, exist_ok=True)
+            known.write_text(json.dumps({"argv": call.argv, "missing": missing}))
     if missing:
         raise CellFailure(Failure(kind="setup", reason=f"{Path(call.argv[0]).name} at "
                                   f"{(job.commit or '')[:12]} lacks {', '.join(missing)} (an "
                                   "older commit?); the recipe needs them"))
+
+
+def _digest(argv: list[str]) -> str:
+    return hashlib.sha256("\0".join(argv).encode()).hexdigest()[:16]
 
 
 def _builtins(ctx: Context, job: Job, tree: Path, build: Path, cache: Path,
