@@ -8,6 +8,7 @@ happens. A timeout kills the command's whole process group.
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,11 +81,14 @@ def run(command: Command) -> Run:
     before, started, t0 = load1(), now(), time.perf_counter()
     timed_out = cancelled = False
     with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
+        env = child_env(call)
+        # setpriv would exec the command itself: say here, as Popen would, what cannot start.
+        prefix = orphans.pdeathsig_prefix() if _runnable(call.argv[0], command.cwd, env) else ()
         try:
-            proc = subprocess.Popen(call.argv, cwd=command.cwd, env=child_env(call),
+            proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True, pass_fds=command.pass_fds,
-                                    preexec_fn=orphans.die_with_parent)
+                                    preexec_fn=None if prefix else orphans.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127
@@ -241,6 +245,12 @@ def _group_members(pgid: int) -> list[int]:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _runnable(program: str, cwd: Path, env: dict[str, str]) -> bool:
+    if os.sep in program:
+        return os.access(cwd / program, os.X_OK)
+    return shutil.which(program, path=env.get("PATH")) is not None
 
 
 def _secret(name: str) -> bool:

@@ -10,8 +10,10 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import sys
+from functools import cache
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
@@ -47,6 +49,19 @@ def die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@cache
+def pdeathsig_prefix() -> tuple[str, ...]:
+    """util-linux's `setpriv --pdeathsig KILL`, put before a command, sets the parent-death
+    signal and execs it: the worker then starts commands with vfork. A `preexec_fn` would do
+    the same from Python, but makes subprocess fork the whole worker (about 1.5 ms a command
+    here). Empty where setpriv is missing (the caller falls back to the preexec_fn) or on
+    macOS (no such signal)."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    found = shutil.which("setpriv")
+    return (found, "--pdeathsig", "KILL", "--") if found else ()
 
 
 def _read(path: Path) -> list[int]:

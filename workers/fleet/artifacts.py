@@ -119,6 +119,11 @@ def confined(manifest: dict[str, object], where: str) -> None:
 
 def put_json(store: ArtifactStore, relative: str, data: object) -> None:
     """A JSON file beside the attempts (sweep.json, accepted markers), replaced whole."""
+    if isinstance(store, LocalStore):  # one write and a rename, no copy
+        target = store.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(target, json.dumps(data, indent=1))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "data.json"
         local.write_text(json.dumps(data, indent=1))
@@ -127,6 +132,11 @@ def put_json(store: ArtifactStore, relative: str, data: object) -> None:
 
 def get_json(store: ArtifactStore, relative: str) -> object | None:
     """A JSON file beside the attempts, or None when the store has none."""
+    if isinstance(store, LocalStore):
+        try:
+            return json.loads((store.root / relative).read_bytes())
+        except FileNotFoundError:
+            return None
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "data.json"
         try:

@@ -66,8 +66,17 @@ class Lease:
         return _held(self.name, old, detail) if old and detail else None
 
     def renew(self, ttl_s: float) -> None:
-        if not self._renew(keys=[WORKERS, worker_key(self.name)],
-                           args=[self.name, self.instance, epoch() + ttl_s, now()]):
+        self.check(self._renew(keys=[WORKERS, worker_key(self.name)],
+                               args=[self.name, self.instance, epoch() + ttl_s, now()]))
+
+    def renew_on(self, pipe: redis.client.Pipeline, ttl_s: float) -> None:
+        """Queue a renewal in a pipeline (its answer goes to `check`): one round trip with the
+        state change it travels with."""
+        self._renew(keys=[WORKERS, worker_key(self.name)],
+                    args=[self.name, self.instance, epoch() + ttl_s, now()], client=pipe)
+
+    def check(self, renewed: object) -> None:
+        if not renewed:
             raise LeaseLost(f"worker {self.name} lost its lease (it was declared dead); "
                             "its cells were queued again elsewhere")
 

@@ -7,10 +7,11 @@ at most one accepted measurement, whatever Redis redelivers.
 """
 
 import json
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -42,6 +43,14 @@ def now() -> str:
 
 def epoch() -> float:
     return datetime.now(UTC).timestamp()
+
+
+@dataclass(frozen=True)
+class Queued:
+    """Work that travels in another call's round trip, and what to do with its answer."""
+
+    queue: Callable[[redis.client.Pipeline], None]
+    hear: Callable[[object], None]
 
 
 @dataclass(frozen=True)
@@ -124,17 +133,32 @@ class Store:
         return CellState.model_validate_json(raw) if raw else None
 
     def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
-             instance: str) -> Taken:
-        ok, detail = self._take(keys=_keys(sweep_id, "attempts"),
-                                args=[cell_id, generation, worker, instance, epoch(), now()])
+             instance: str, before: Queued | None = None) -> Taken:
+        """Take a cell for this attempt; `before` queues work for the same round trip (the
+        worker's lease renewal) and hears its answer."""
+        ok, detail = self._with(before, lambda pipe: self._take(
+            keys=_keys(sweep_id, "attempts"),
+            args=[cell_id, generation, worker, instance, epoch(), now()], client=pipe))
         return Taken(int(detail), None) if ok else Taken(None, str(detail))
 
     def finish(self, sweep_id: str, cell_id: str, worker: str, instance: str, attempt: int,
-               status: CellStatus, reason: str | None) -> bool:
+               status: CellStatus, reason: str | None, after: Queued | None = None) -> bool:
         """Accept the attempt's outcome; False when the cell is no longer this attempt's."""
-        done = self._finish(keys=_keys(sweep_id),
-                            args=[cell_id, worker, instance, attempt, status, reason or "", now()])
+        done = self._with(after, lambda pipe: self._finish(
+            keys=_keys(sweep_id),
+            args=[cell_id, worker, instance, attempt, status, reason or "", now()], client=pipe))
         return bool(done[0])
+
+    def _with(self, other: "Queued | None", mine: Callable[[redis.client.Pipeline], object]
+              ) -> Any:
+        pipe = self.r.pipeline(transaction=False)
+        if other:
+            other.queue(pipe)
+        mine(pipe)
+        results = pipe.execute()
+        if other:
+            other.hear(results[0])
+        return results[-1]
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
                 max_attempts: int, reason: str) -> int:

@@ -35,10 +35,15 @@ class Cancel(Hook):
         self.pubsub = client.pubsub(ignore_subscribe_messages=True)
         self.pubsub.subscribe(control_channel(worker))
         self.heard: set[tuple[str, str]] = set()
+        # Redis is asked (a round trip) at a cell's first command and after the control
+        # channel dropped, when a cancel may have gone unheard; the channel covers the rest.
+        self.asked: tuple[str, str] | None = None
+        self.deaf = False
 
     def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
         self._drain()
-        if self._cancelled(job, ask_redis=True):
+        ask = self.deaf or self.asked != (job.sweep_id, job.cell.id)
+        if self._cancelled(job, ask_redis=ask):
             raise Cancelled(f"cancelled before {command.label}")
         connection = self.pubsub.connection
         if connection is not None and connection._sock is not None:
@@ -52,7 +57,9 @@ class Cancel(Hook):
         if not ask_redis:
             return False
         try:
-            return bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+            found = bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+            self.asked, self.deaf = (job.sweep_id, job.cell.id), False
+            return found
         except (redis.ConnectionError, redis.TimeoutError) as error:
             # Unreachable Redis cannot say; the lease decides next whether this cell is ours.
             log.warning("cannot read cancels from Redis: %s", error)
@@ -64,6 +71,9 @@ class Cancel(Hook):
             while (message := self.pubsub.get_message(timeout=0)) is not None:
                 data = json.loads(message["data"])
                 self.heard |= {(data["sweep_id"], c) for c in data.get("cancel", [])}
-        except (redis.ConnectionError, redis.TimeoutError, ValueError, KeyError) as error:
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            self.deaf = True
+            log.warning("control channel: %s", error)
+        except (ValueError, KeyError) as error:
             log.warning("control channel: %s", error)
         return False

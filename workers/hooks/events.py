@@ -1,8 +1,8 @@
 """Celery task events per cell, so Flower and `celery events` show a fleet's cells: one
-`task-received` and `task-started` when a cell starts, `task-succeeded` or `task-failed` when
-it ends, nothing in between. A cell is not a Celery task of its own (a message carries a
-group), so each attempt gets its own event id, `<sweep>:<cell>:<attempt>`, and the group's
-message is its parent."""
+`task-received` when a cell starts, `task-succeeded` or `task-failed` when it ends, nothing in
+between (each event is a round trip to Redis). A cell is not a Celery task of its own (a
+message carries a group), so each attempt gets its own event id, `<sweep>:<cell>:<attempt>`,
+and the group's message is its parent."""
 
 import logging
 import time
@@ -32,7 +32,6 @@ class CellEvents(Hook):
                              args=repr([job.sweep_id, job.cell.id]), kwargs="{}",
                              retries=(job.attempt or 1) - 1, eta=None, expires=None,
                              root_id=job.group.task_id, parent_id=job.group.task_id)
-        self._send("task-started", uuid=uuid)
 
     def after_cell(self, job: Job, result: AttemptResult) -> None:
         uuid = _uuid(job)

@@ -15,7 +15,7 @@ from jobs.attempts import AttemptResult, CellStatus, Run
 from workers.execute import Command
 from workers.fleet.artifacts import ArtifactStore, accept
 from workers.fleet.leases import Lease
-from workers.fleet.state import Store, now
+from workers.fleet.state import Queued, Store, now
 from workers.hooks import Dropped, Hook, Proceed
 from workers.job import Job
 
@@ -42,9 +42,9 @@ class CellLease(Hook):
         cell = job.cell
         for attempt in redis_retrying():
             with attempt:
-                self.lease.renew(self.setup_s + self.slack_s)
                 taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
-                                        self.lease.name, self.lease.instance)
+                                        self.lease.name, self.lease.instance,
+                                        before=self._renewal(self.setup_s))
         if taken.attempt is None:
             why = taken.why_not or "not taken"
             if "replay" in why:  # an old generation, a final cell: `status` says so
@@ -67,13 +67,19 @@ class CellLease(Hook):
         for attempt in redis_retrying():
             with attempt:
                 accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
-                                             self.lease.instance, job.attempt, status, reason)
-                self.lease.renew(self.setup_s + self.slack_s)
+                                             self.lease.instance, job.attempt, status, reason,
+                                             after=self._renewal(self.setup_s))
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         job.cell.id, job.attempt)
         elif result.failure is None or result.failure.kind != "store":
             accept(self.artifacts, job.sweep_id, job.cell.id, job.attempt, status)
+
+
+    def _renewal(self, seconds: float) -> Queued:
+        """The lease renewal that rides along with a state change (one round trip)."""
+        return Queued(lambda pipe: self.lease.renew_on(pipe, seconds + self.slack_s),
+                      self.lease.check)
 
 
 def outcome(result: AttemptResult) -> CellStatus:
