@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from jobs.adaptive import walk
 from jobs.answer import bench_ref, control, evidence
 from jobs.attribution import UNCLASSIFIED
-from jobs.fidelity import HostRun, flags
+from jobs.fidelity import HostRun, RunIndex, flags
 from jobs.record import SCHEMA, Record, compared_rows
 from jobs.record_parts import ArmRow, Group, Measurement
 from jobs.stats import Ratio, Span
@@ -73,13 +73,14 @@ def _evidence(r: Record) -> list[str]:
 def _fidelity(r: Record) -> list[str]:
     """Each measurement's flags, recomputed from its gate, lease and the host's runs."""
     problems = []
+    index, known = RunIndex(r.host_runs), {_key(run) for run in r.host_runs}
     for g in r.groups:
         for m in g.measurements:
             mine = _host_run(m)
-            if mine not in r.host_runs:
+            if _key(mine) not in known:
                 problems.append(f"{m.cell_id}: its measured run is not among the host's runs, "
                                 "so overlaps cannot be checked")
-            expected = flags(mine, m.gate, r.host_runs)
+            expected = flags(mine, m.gate, index)
             if m.flags != expected:
                 problems.append(f"{m.cell_id}: flags {m.flags} but its gate, host lease and "
                                 f"the host's runs give {expected}")
@@ -261,6 +262,10 @@ def _recomputed(r: Record, q: Question) -> list[str]:
     if controls != a.controls:
         problems.append("the control comparison does not match the control's own rows")
     return problems
+
+
+def _key(run: HostRun) -> tuple[object, ...]:
+    return tuple(run.model_dump().values())
 
 
 def _same(a: object, b: object) -> bool:

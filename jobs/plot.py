@@ -18,6 +18,9 @@ from jobs.record_parts import ArmRow, Group  # noqa: E402
 
 _COLS = 3
 _PANEL = (4.4, 3.6)  # inches per group panel
+# More panels than a reader can look at in one figure cost time and say nothing: the figure
+# shows the first ones, names how many it leaves to the tables, and stays this size.
+MAX_PANELS = 12
 
 
 def decode_png(record: Record) -> bytes | None:
@@ -29,9 +32,10 @@ def prefill_png(record: Record) -> bytes | None:
 
 
 def _metric_png(record: Record, metric: str) -> bytes | None:
-    groups = [g for g in record.groups if any(getattr(r, f"{metric}_tps") for r in g.rows)]
-    if not groups:
+    measured = [g for g in record.groups if any(getattr(r, f"{metric}_tps") for r in g.rows)]
+    if not measured:
         return None
+    groups = measured[:MAX_PANELS]
     cols = min(len(groups), _COLS)
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.6),
@@ -42,7 +46,9 @@ def _metric_png(record: Record, metric: str) -> bytes | None:
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
     title = (f"{record.sweep_name}: {metric} tok/s per arm: mean, min to max and each "
-             "measurement; above each arm its n and its answer against the baseline")
+             "measurement; above each arm its n and its answer against the baseline"
+             + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
+                "all)" if len(measured) > len(groups) else ""))
     fig.suptitle(_wrap(title, 52 * cols), fontsize=10)
     return _png(fig)
 
@@ -93,7 +99,7 @@ def phases_png(record: Record) -> bytes | None:
     several = len({g.commit for g in record.groups}) > 1
     timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else ""),
               g.profile.attribution) for g in record.groups
-             if g.profile and g.profile.attribution.timed]
+             if g.profile and g.profile.attribution.timed][:MAX_PANELS * 2]
     if not timed:
         return None
     phases = [p for p in dict.fromkeys([*(p.phase for _, a in timed for p in a.phases), IDLE])

@@ -11,7 +11,7 @@ from jobs.attempts import AttemptResult, CellState, HostFacts
 from jobs.attribution import attribute, with_idle
 from jobs.cells import Cell
 from jobs.compare import Comparison, compare, noise_floor
-from jobs.fidelity import HostRun, flags, host_runs
+from jobs.fidelity import HostRun, RunIndex, flags, host_runs
 from jobs.history import AttemptEntry, attempt_history, order_notes
 from jobs.model import Strict
 from jobs.record_parts import (
@@ -78,12 +78,13 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
     other attempts read, whose commands count when looking for overlapping runs.
     """
     runs = [run for r in [*results.values(), *earlier] for run in host_runs(r)]
+    index = RunIndex(runs)
     measured: dict[str, Measurement] = {}
     profiles: dict[str, GroupProfile] = {}
     for cell in cells:
         result = results.get(cell.id)
         done = states.get(cell.id, CellState(status="queued")).status == "done"
-        measurement = _measurement(cell, result, runs) if result and done else None
+        measurement = _measurement(cell, result, index) if result and done else None
         profile = _profile(sweep, cell, result) if result and done else None
         if measurement:
             measured[cell.id] = measurement
@@ -231,7 +232,7 @@ def _ratio(arm: Span | None, base: Span | None) -> Ratio | None:
     return Ratio.of(arm, base) if arm and base else None
 
 
-def _measurement(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measurement | None:
+def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measurement | None:
     run = result.measured
     reading = result.reading
     if run is None or reading is None or result.commit is None:

@@ -5,15 +5,16 @@ workers whose lease expired and of messages that vanished, and says which queued
 live worker can take.
 """
 
+import json
 from collections import Counter
 
 import click
 from rich.console import Console
 
-from jobs.attempts import FINAL
+from jobs.attempts import FINAL, CellState
 from jobs.cells import Cell
 from jobs.routing import Route, why_waiting
-from runner.status import summary, table, watch
+from runner.status import show, summary, watch
 from workers.fleet.leases import live_offers
 from workers.fleet.recovery import recover
 from workers.fleet.settings import load_settings
@@ -23,7 +24,10 @@ from workers.fleet.state import Store
 @click.command()
 @click.argument("sweep", required=False)
 @click.option("--watch", "follow", is_flag=True, help="follow until every cell has ended")
-def command(sweep: str | None, follow: bool) -> int:
+@click.option("--all", "everything", is_flag=True, help="list every cell, however many")
+@click.option("--json", "as_json", is_flag=True, help="counts, failed cells, waiting and "
+              "refusals as JSON, for scripts")
+def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) -> int:
     """Show a sweep's cells (the newest sweep by default); SWEEP is an id or a unique prefix."""
     settings = load_settings()
     store = Store.connect(settings.redis_url)
@@ -38,16 +42,32 @@ def command(sweep: str | None, follow: bool) -> int:
     if follow:
         watch(store, sweep_id, cells, console)
     states = store.states(sweep_id)
-    console.print(table(cells, states, f"{sweep_id}: {summary(states)}"))
-    for line in _unserved(store, [c for c in cells if states[c.id].status == "queued"]):
-        console.print(line, highlight=False, soft_wrap=True)
-    for refused in [r for r in store.refused() if r.get("sweep_id") == sweep_id]:
-        console.print(f"{refused.get('kind', 'refused')} by {refused['worker']} at "
-                      f"{refused['at']}: cell {refused['cell']}: {refused['why']}",
-                      highlight=False, soft_wrap=True)
+    waiting = _unserved(store, [c for c in cells if states[c.id].status == "queued"])
+    refused = [r for r in store.refused() if r.get("sweep_id") == sweep_id]
+    if as_json:
+        print(json.dumps(_as_json(sweep_id, cells, states, waiting, refused), indent=1))
+    else:
+        show(console, cells, states, f"{sweep_id}: {summary(states)}", everything)
+        for line in waiting:
+            console.print(line, highlight=False, soft_wrap=True)
+        for r in refused:
+            console.print(f"{r.get('kind', 'refused')} by {r['worker']} at {r['at']}: cell "
+                          f"{r['cell']}: {r['why']}", highlight=False, soft_wrap=True)
     ended = all(s.status in FINAL for s in states.values())
     failed = any(s.status in FINAL - {"done", "skipped"} for s in states.values())
     return 1 if failed else (0 if ended else 3)
+
+
+def _as_json(sweep_id: str, cells: list[Cell], states: dict[str, CellState],
+             waiting: list[str], refused: list[dict[str, str]]) -> dict[str, object]:
+    by_group: Counter[str] = Counter(f"{c.backend}/{c.model}/{states[c.id].status}"
+                                     for c in cells)
+    return {"sweep_id": sweep_id, "cells": len(cells),
+            "states": dict(Counter(s.status for s in states.values())),
+            "by_backend_model_state": dict(sorted(by_group.items())),
+            "not_done": {c.id: states[c.id].model_dump(exclude_none=True) for c in cells
+                         if states[c.id].status not in ("done", "queued", "skipped")},
+            "waiting": waiting, "refused": refused}
 
 
 def _unserved(store: Store, queued: list[Cell]) -> list[str]:

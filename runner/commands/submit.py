@@ -6,18 +6,20 @@ import click
 from rich.console import Console
 
 from jobs.attempts import CellState
-from runner.status import table
+from runner.status import show
 from runner.submit import submit
 from workers.fleet.settings import load_settings
 
 
 @click.command()
 @click.argument("sweep", type=click.Path(path_type=Path))
-def command(sweep: Path) -> int:
-    """Expand a sweep into cells and queue them."""
+@click.option("--all", "everything", is_flag=True, help="list every cell, however many")
+def command(sweep: Path, everything: bool) -> int:
+    """Expand a sweep into cells and queue them; the last line printed is the sweep id."""
     sweep_id, cells = submit(sweep, load_settings())
-    states = {c.id: CellState(status="queued") for c in cells}
+    queued = CellState(status="queued")
     console = Console()
-    console.print(table(cells, states, f"sweep {sweep_id}: {len(cells)} cells queued"))
+    show(console, cells, {c.id: queued for c in cells},
+         f"sweep {sweep_id}: {len(cells)} cells queued", everything)
     console.print(sweep_id, highlight=False)
     return 0

@@ -122,11 +122,11 @@ def put_json(store: ArtifactStore, relative: str, data: object) -> None:
     if isinstance(store, LocalStore):  # one write and a rename, no copy
         target = store.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(target, json.dumps(data, indent=1))
+        _write_atomic(target, json.dumps(data, separators=(",", ":")))  # `jq .` reads it
         return
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "data.json"
-        local.write_text(json.dumps(data, indent=1))
+        local.write_text(json.dumps(data, separators=(",", ":")))
         store.put_file(local, relative)
 
 

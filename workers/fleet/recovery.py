@@ -6,7 +6,7 @@ cell travels in the exact envelope the coordinator signed; its next attempt gets
 """
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from jobs.cells import Cell
@@ -59,19 +59,24 @@ def _requeue_held(store: Store, held: Held, why: str, max_attempts: int) -> tupl
 
 def _lost_messages(store: Store, lost_after_s: float) -> int:
     """Messages published but neither in their queue nor received by a worker."""
-    pending = store.r.hgetall(PENDING)
-    old = {tid: json.loads(v) for tid, v in pending.items()
-           if json.loads(v)["at"] < epoch() - lost_after_s}
+    pending = {tid: json.loads(v) for tid, v in store.r.hgetall(PENDING).items()}
+    old = {tid: m for tid, m in pending.items() if m["at"] < epoch() - lost_after_s}
     if not old:
         return 0
+    per_queue = Counter(m["queue"] for m in pending.values())
     queued: set[str] = set()
     for queue in {m["queue"] for m in old.values()}:
+        # Every message in a queue is pending until a worker takes it: as many in the queue
+        # as pending for it means none is lost, without reading the queue's messages.
+        if store.r.llen(queue) >= per_queue[queue]:
+            queued |= {tid for tid, m in old.items() if m["queue"] == queue}
+            continue
         queued |= {t for raw in store.r.lrange(queue, 0, -1) if (t := task_ids(raw))}
     lost = 0
     for tid, message in old.items():
         if tid in queued or not store.r.hdel(PENDING, tid):
             continue  # still queued, or another reaper claimed it first
-        states = store.states(message["sweep_id"])
+        states = store.states_of(message["sweep_id"], message["cells"])
         cells = [c for c in message["cells"] if c in states and states[c].status == "queued"]
         _republish(store, message["sweep_id"], cells, message["queue"])
         lost += 1
