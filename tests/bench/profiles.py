@@ -8,7 +8,7 @@ Not timed figures (a profiler slows what it watches); they say which code the ov
   process for the start-up.
 Writes docs/benchmarks/profiles/*.txt. Needs py-spy beside the venv's Python
 (`.uv/bin/uv pip install --python .venv/bin/python py-spy`) and strace.
-Run: .venv/bin/python -m tests.bench.profiles
+Run: .venv/bin/python -m tests.bench.profiles [worker|cli]   (both by default)
 """
 
 import cProfile
@@ -44,9 +44,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as server, \
             watching() as watch:
         rig = Rig(Path(tmp), server, watch)
+        chosen = sys.argv[1:] or ["worker", "cli"]
         try:
-            worker_profiles(rig, spy)
-            cli_profiles(rig)
+            if "worker" in chosen:
+                worker_profiles(rig, spy)
+            if "cli" in chosen:
+                cli_profiles(rig)
         finally:
             rig.stop()
 
@@ -125,6 +128,7 @@ def _frame(frame: str) -> str:
 
 
 def cli_profiles(rig: Rig) -> None:
+    rig.worker("metal", "bench-metal")  # the seed sweep runs on both backends
     seed = scale.seeds(rig)
     rig.stop()
     os.environ.update(settings_env(rig.settings))

@@ -38,7 +38,8 @@ def _head(r: dict[str, Any]) -> str:
                       f"{r[b]['wall_s']:.0f} s |" for b in blocks)
     busy = any(r[b]["load1_before"] >= BUSY_LOAD1 for b in blocks)
     verdict = (f"**These figures are from a loaded machine** (load1 at or above {BUSY_LOAD1} "
-               "before a block): ratios are fairer than absolute times, since both sides of "
+               "before a block; load1 decays over minutes, so part of it can be this "
+               "benchmark's own previous block): ratios are fairer than absolute times, since both sides of "
                "each ratio ran interleaved under the same load; re-run on a quiet machine for "
                "the absolute figures." if busy else "The machine was quiet (load1 below "
                f"{BUSY_LOAD1} before every block).")
