@@ -128,7 +128,10 @@ def _frame(frame: str) -> str:
 
 
 def cli_profiles(rig: Rig) -> None:
-    rig.worker("metal", "bench-metal")  # the seed sweep runs on both backends
+    running = {key.split("/")[1] for key in rig.fleet.procs}
+    for backend in ("cpu", "metal"):  # the seed sweep runs on both backends
+        if backend not in running:
+            rig.worker(backend, f"bench-{backend}")
     seed = scale.seeds(rig)
     rig.stop()
     os.environ.update(settings_env(rig.settings))
@@ -145,6 +148,12 @@ def cli_profiles(rig: Rig) -> None:
     scale.in_process(["status", made["small"]], out)  # imports paid before profiling
     runs = {"cli-submit-10000": ["submit", str(big)], "cli-status-10000": ["status", made["big"]],
             "cli-record-300": ["record", made["small"], "-o", str(rig.root / "records")]}
+    profile = cProfile.Profile()
+    profile.enable()
+    sweep_id, _ = scale.submit(big, rig.settings)
+    profile.disable()
+    scale.drop(rig, sweep_id)
+    (OUT / "submit-call-10000.txt").write_text(_stats(profile, "submit", "runner.submit.submit"))
     for name, args in runs.items():
         profile = cProfile.Profile()
         profile.enable()
@@ -160,13 +169,14 @@ def cli_profiles(rig: Rig) -> None:
     print(cli.__name__, "profiles written to", OUT)
 
 
-def _stats(profile: cProfile.Profile, what: str) -> str:
+def _stats(profile: cProfile.Profile, what: str, call: str = "") -> str:
     buffer = io.StringIO()
     stats = pstats.Stats(profile, stream=buffer)
     stats.sort_stats("cumulative").print_stats(TOP)
     stats.sort_stats("tottime").print_stats(TOP)
     text = buffer.getvalue().replace(str(REPO) + "/", "")
-    return f"cProfile of `benchfleet {what}` in process (imports already paid).\n{text}"
+    whose = f"`{call}()`, the library call alone," if call else f"`benchfleet {what}`"
+    return f"cProfile of {whose} in process (imports already paid).\n{text}"
 
 
 def imports(stderr: str) -> str:

@@ -10,7 +10,6 @@ from tests.bench.figures import fmt, fmt_x
 
 # The idle gate's default threshold: a block that started above it ran on a busy machine.
 BUSY_LOAD1 = 0.6
-MS = {"unit": " ms", "scale": 1e3}
 _DISPATCH_HEAD = ("| contestant | p50 ms | p99 ms | min to max ms | vs bare p50 / p99 | "
                   "per-round ratio | processes per cell | gate wait ms |\n"
                   "|---|---|---|---|---|---|---|---|")
@@ -39,10 +38,10 @@ def _head(r: dict[str, Any]) -> str:
     busy = any(r[b]["load1_before"] >= BUSY_LOAD1 for b in blocks)
     verdict = (f"**These figures are from a loaded machine** (load1 at or above {BUSY_LOAD1} "
                "before a block; load1 decays over minutes, so part of it can be this "
-               "benchmark's own previous block): ratios are fairer than absolute times, since both sides of "
-               "each ratio ran interleaved under the same load; re-run on a quiet machine for "
-               "the absolute figures." if busy else "The machine was quiet (load1 below "
-               f"{BUSY_LOAD1} before every block).")
+               "benchmark's own previous block): ratios are fairer than absolute times, "
+               "since both sides of each ratio ran interleaved under the same load; re-run on "
+               "a quiet machine for the absolute figures." if busy else
+               f"The machine was quiet (load1 below {BUSY_LOAD1} before every block).")
     args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in r["arguments"].items()
                     if k != "out")
     return f"""# What benchfleet costs around a measurement
@@ -138,7 +137,7 @@ def _dispatch(d: dict[str, Any]) -> str:
                  if who != "bare" else "1 | 1")
         rows.append(f"| {label} | {f['p50_s'] * 1e3:.1f} | {f['p99_s'] * 1e3:.1f} | "
                     f"{f['min_s'] * 1e3:.1f} to {f['max_s'] * 1e3:.1f} | {ratio} | "
-                    f"{f['processes']['median']:.0f} | {fmt(f['gate'], **MS, digits=2)} |")
+                    f"{f['processes']['median']:.0f} | {fmt(f['gate'], ' ms', 1e3, digits=2)} |")
     steps = _steps(d["samples"]["sha"])
     commands = "; ".join(f"`{c}`" for c in d["samples"]["sha"][0]["commands"])
     n = len(d["samples"]["bare"])
@@ -219,8 +218,9 @@ def _quiet(q: dict[str, Any]) -> str:
     rows = []
     for who in ("benchfleet", "bare"):
         f = q[who]
+        cpu = fmt(f["cpu_s"], " ms", 1e3, digits=3)
         rows.append(f"| {who} | {fmt(f['wakeups'], digits=0)} | {fmt(f['voluntary'], digits=0)}"
-                    f" | {fmt(f['nonvoluntary'], digits=0)} | {fmt(f['cpu_s'], **MS, digits=3)}"
+                    f" | {fmt(f['nonvoluntary'], digits=0)} | {cpu}"
                     f" | {fmt(f['thread_count'], digits=0)} |")
     threads = []
     for who in ("benchfleet", "bare"):

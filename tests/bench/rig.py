@@ -32,7 +32,7 @@ HERE = Path(__file__).parent
 REPO = HERE.parents[1]
 # The idle gate capped at nothing: threshold 0 is never met, so the gate reads load1 once and
 # lets the run go at once; what it waited is read from each attempt and reported apart.
-GATE_CAP = {"idle_load1": 0.0, "idle_max_wait_s": 0.0}
+GATE_THRESHOLD, GATE_MAX_WAIT_S = 0.0, 0.0
 READY_S = 120.0
 _LPUSH = b"$5\r\nLPUSH\r\n"
 
@@ -57,7 +57,8 @@ class Rig:
             redis_url=self.server.url, artifacts=root / "artifacts",
             workspace=root / "workspace", models_dir=root / "models",
             catalogue=catalogue(root / "catalogue.yaml"), signing_key=keys / "coordinator.pem",
-            verify_key=keys / "coordinator.pub", host_lock=root / "host.lock", **GATE_CAP)
+            verify_key=keys / "coordinator.pub", host_lock=root / "host.lock",
+            idle_load1=GATE_THRESHOLD, idle_max_wait_s=GATE_MAX_WAIT_S)
         self.fleet = LocalFleet(self.settings, root / "logs")
         self.store = Store.connect(self.server.url)
         self.app = bare_app(self.server.url)

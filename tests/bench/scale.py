@@ -194,9 +194,9 @@ def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
     first, _ = submit(path, rig.settings)
     messages = [(q, m) for q in {backend_queue(b) for b in BACKENDS}
                 for m in rig.store.r.lrange(q, 0, -1)]
-    dumps = {k: rig.store.r.dump(k) for k in
-             [*rig.store.r.scan_iter(match=key(first) + "*", count=1000), PENDING,
-              *(backend_queue(b) for b in BACKENDS)] if rig.store.r.exists(k)}
+    names = [*rig.store.r.scan_iter(match=key(first) + "*", count=1000), PENDING,
+             *(backend_queue(b) for b in BACKENDS)]
+    dumps = {k: payload for k in names if (payload := rig.store.r.dump(k)) is not None}
     envelopes = list(rig.store.r.hgetall(key(first, "envelopes")).values())
     drop(rig, first)
     app = bare_app(rig.settings.redis_url)

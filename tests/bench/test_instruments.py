@@ -7,6 +7,7 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from workers.fleet.artifacts import LocalStore
 
 
 @pytest.fixture
-def watch() -> ProcWatch:
+def watch() -> Iterator[ProcWatch]:
     try:
         w = ProcWatch()
     except Unavailable as why:
@@ -73,8 +74,12 @@ def test_the_send_clock_reads_the_lpush_of_both_sides(tmp_path: Path) -> None:
 
 def test_run_counts_rise_only_when_a_thread_runs() -> None:
     stop = threading.Event()
-    ticker = threading.Thread(target=lambda: [time.sleep(0.01) for _ in iter(stop.is_set,
-                                                                              True)])
+
+    def tick() -> None:
+        while not stop.is_set():
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
     ticker.start()
     first = threads(os.getpid())
     time.sleep(0.3)
