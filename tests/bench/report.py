@@ -119,7 +119,7 @@ def _record_goal(big: dict[str, Any]) -> tuple[str, str, bool | None, str]:
         bound = note.get("at_least_s", note.get("stopped_after_s"))
         how = ("not run: at least " if "at_least_s" in note else "stopped after ")
         if reader is None:
-            return goal, f"{how}{bound:.0f} s (minimal reader not run)", False, "see section 4"
+            return goal, f"{how}{bound:.0f} s (minimal reader not run)", False, "see section 5"
         minimal = reader["median"]
         return (goal, f"{how}{bound:.0f} s vs {minimal:.1f} s", False,
                 f"at least {bound / minimal / 2:.0f}x over")
@@ -203,7 +203,7 @@ the first command's exec to the last's.
 | bare Celery | {fmt(t['bare'])} | 1 |
 | benchfleet | {fmt(t['benchfleet'])} | {fmt_x(t['ratio'])} |
 
-## 5. Worker memory
+## 3. Worker memory
 
 VmRSS after the worker's first cell and after {total} cells (the throughput rounds), and the
 peak (VmHWM), in MiB. benchfleet / bare Celery after {total}: {rss:.2f}x.
@@ -227,7 +227,7 @@ def _quiet(q: dict[str, Any]) -> str:
         for tid, t in q["rounds"][who][0]["threads"].items():
             threads.append(f"| {who} | {tid} ({t['name']}) | {t['runs']} | {t['voluntary']} | "
                            f"{t['nonvoluntary']} | {t['cpu_ns'] / 1e6:.3f} |")
-    return f"""## 3. Quietness during a measured command
+    return f"""## 4. Quietness during a measured command
 
 A measured command spins for {q['seconds']:g} s (tests/bench/spin.py, the `spin` recipe); every
 thread of the worker process is read 1 s after the command's exec and 1 s before its end
@@ -248,7 +248,7 @@ Every thread, first round:
 
 
 def _scale(s: dict[str, Any]) -> str:
-    parts = ["""## 4. Submit, status and record at scale
+    parts = ["""## 5. Submit, status and record at scale
 
 Sweeps of 2 backends x 5 models x 2 arms x 5 repeats per commit (100 cells per commit, 10
 cells per group): 1,000 cells are 10 commits, 10,000 are 100. `CLI process`: the
