@@ -76,8 +76,9 @@ def _bf_once(rig: Rig, worker: int, ref: str) -> dict[str, Any]:
     sweep_id, cells, t0 = rig.submit(dispatch_spec(rig, ref))
     rig.wait_final(sweep_id)
     quiesce(worker)
-    execs = [e for e in rig.watch.since(worker, t0) if e.ns <= time.monotonic_ns()]
-    direct = [e for e in execs if e.direct]
+    until = time.monotonic_ns()
+    execs = rig.watch.since(worker, t0, until)
+    direct = rig.watch.commands(worker, t0, until)
     measured = direct[-1]  # the cell's last command is its measured run
     assert measured.argv is None or "--help" not in measured.argv, measured
     result = _result(rig, sweep_id, cells[0].id)
@@ -86,7 +87,7 @@ def _bf_once(rig: Rig, worker: int, ref: str) -> dict[str, Any]:
     latency = (measured.ns - t0) / 1e9
     return {"sweep_id": sweep_id, "latency_s": latency, "gate_s": gate,
             "dispatch_s": latency - gate, "commands": [_show(e) for e in direct],
-            "processes": len(execs), "steps": _steps(rig, t0, direct)}
+            "processes": len({e.pid for e in execs}), "steps": _steps(rig, t0, direct)}
 
 
 def _steps(rig: Rig, t0: int, direct: list[Exec]) -> list[list[object]]:
@@ -95,7 +96,11 @@ def _steps(rig: Rig, t0: int, direct: list[Exec]) -> list[list[object]]:
     steps: list[list[object]] = []
     last = t0
     for i, e in enumerate(direct):
-        steps.append([f"worker, before command {i + 1}", (e.ns - last) / 1e9])
+        first = next(x for x in rig.watch.since(e.parent, t0) if x.pid == e.pid)
+        steps.append([f"worker, before command {i + 1}", (first.ns - last) / 1e9])
+        if first is not e:  # a wrapper exec'd first and then exec'd the command
+            steps.append([f"wrapper `{_show(first).split()[0]}`, until command {i + 1} "
+                          "exec'd", (e.ns - first.ns) / 1e9])
         if i == len(direct) - 1:
             break
         last = rig.watch.exits.get(e.pid, e.ns)
@@ -108,10 +113,12 @@ def _bare_once(rig: Rig, bare: int, command: dict[str, Any]) -> dict[str, Any]:
     started = rig.watch.wait_exec(bare, t0, 120.0)
     rig.watch.wait_exit(started.pid, 600.0)
     quiesce(bare)
-    execs = rig.watch.since(bare, t0, time.monotonic_ns())
+    until = time.monotonic_ns()
+    execs = rig.watch.since(bare, t0, until)
     latency = (started.ns - t0) / 1e9
     return {"latency_s": latency, "gate_s": 0.0, "dispatch_s": latency,
-            "commands": [_show(e) for e in execs if e.direct], "processes": len(execs)}
+            "commands": [_show(e) for e in rig.watch.commands(bare, t0, until)],
+            "processes": len({e.pid for e in execs})}
 
 
 def _latency_figures(samples: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -182,7 +189,7 @@ def _bf_rate(rig: Rig, worker: int, backend: str, n: int) -> float:
     sweep_id, _, t0 = rig.submit(noop_spec(rig, backend, n))
     rig.wait_final(sweep_id)
     quiesce(worker)
-    return _rate([e for e in rig.watch.since(worker, t0) if e.direct], n)
+    return _rate(rig.watch.commands(worker, t0), n)
 
 
 def _bare_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int) -> float:
@@ -195,7 +202,7 @@ def _bare_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int) -> floa
     assert last is not None
     rig.watch.wait_exit(last.pid, 60.0)
     quiesce(bare)
-    return _rate([e for e in rig.watch.since(bare, t0) if e.direct], n)
+    return _rate(rig.watch.commands(bare, t0), n)
 
 
 def _rate(execs: list[Exec], n: int) -> float:

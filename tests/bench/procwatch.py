@@ -137,6 +137,16 @@ class ProcWatch:
             return [e for e in self.execs if e.parent == parent and e.ns >= since_ns
                     and (until_ns is None or e.ns <= until_ns)]
 
+    def commands(self, parent: int, since_ns: int, until_ns: int | None = None) -> list[Exec]:
+        """The commands `parent` started, in order: for each child, its last exec. A child
+        that first execs a wrapper (`setpriv ... -- COMMAND`) starts its command at the
+        wrapper's exec of it, and the wrapper's time belongs to whoever started it."""
+        last: dict[int, Exec] = {}
+        for e in self.since(parent, since_ns, until_ns):
+            if e.direct:
+                last[e.pid] = e
+        return list(last.values())
+
     def close(self) -> None:
         self._stop = True
         with contextlib.suppress(OSError):

@@ -58,6 +58,7 @@ class Rig:
             workspace=root / "workspace", models_dir=root / "models",
             catalogue=catalogue(root / "catalogue.yaml"), signing_key=keys / "coordinator.pem",
             verify_key=keys / "coordinator.pub", host_lock=root / "host.lock",
+            allowed_repos=[str(root / "target")],
             idle_load1=GATE_THRESHOLD, idle_max_wait_s=GATE_MAX_WAIT_S)
         self.fleet = LocalFleet(self.settings, root / "logs")
         self.store = Store.connect(self.server.url)

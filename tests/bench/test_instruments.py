@@ -108,3 +108,13 @@ def test_percentile_is_nearest_rank() -> None:
     assert percentile(xs, 50) == 15.0
     assert percentile(xs, 99) == 30.0
     assert percentile([3.0], 99) == 3.0
+
+
+def test_a_wrapped_command_starts_at_its_own_exec(watch: ProcWatch) -> None:
+    watch.follow(os.getpid())
+    before = time.monotonic_ns()
+    subprocess.run(["sh", "-c", "exec sleep 0.05"], check=True)
+    commands = watch.commands(os.getpid(), before)
+    assert [c.argv for c in commands] == [("sleep", "0.05")]
+    first = watch.wait_exec(os.getpid(), before, 1.0)
+    assert first.argv and first.argv[0] == "sh" and first.ns < commands[0].ns
