@@ -1,16 +1,30 @@
-"""Bare Celery, the baseline: one task that runs a command, on the same Redis, solo pool."""
+"""Bare Celery, the baseline: one task that runs a command and waits for it, on the same
+Redis, with the pool and flags benchfleet's worker uses (solo, prefetch 1, no heartbeat,
+gossip or mingle) and nothing else: no result backend, no state, no artifacts.
+
+`celery -A tests.bench.bare_worker worker` finds `app` here (BARE_REDIS_URL names Redis).
+"""
 
 import os
 import subprocess
 
 from celery import Celery
 
-app = Celery("bare", broker=os.environ["BARE_REDIS_URL"], backend=os.environ["BARE_REDIS_URL"])
-app.conf.update(worker_prefetch_multiplier=1, task_acks_late=True,
-                broker_connection_retry_on_startup=True)
+BARE_QUEUE = "bare"
 
 
-@app.task(name="bare.run")
-def run(argv: list[str]) -> tuple[int, str]:
-    done = subprocess.run(argv, capture_output=True, text=True)
-    return done.returncode, done.stderr
+def bare_app(url: str) -> Celery:
+    app = Celery("bare", broker=url, set_as_current=False)
+    app.conf.update(task_ignore_result=True, worker_prefetch_multiplier=1,
+                    broker_connection_retry_on_startup=True)
+    app.task(name="bare.run")(run)
+    return app
+
+
+def run(argv: list[str], cwd: str | None, env: dict[str, str], out: str) -> int:
+    with open(out, "wb") as f:
+        return subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, stdout=f,
+                              stderr=subprocess.STDOUT).returncode
+
+
+app = bare_app(os.environ.get("BARE_REDIS_URL", "redis://127.0.0.1:6379/0"))

@@ -1,0 +1,363 @@
+"""`submit`, `status` and `record` at 1,000 and 10,000 cells, against minimal baselines.
+
+The sweeps are real: `submit` expands, signs and queues every cell. Running 10,000 real cells
+is not possible here, so their states and artifacts are made from a handful of real ones: a
+seed sweep runs on the real workers (the stand-in's decode on two backends, two arms), then
+every cell of a large sweep gets a copy of a seed attempt of its own backend and arm, its
+result.json rewritten with the cell's sweep, id and commit, published through the real
+artifact store (staging, sha256 manifest, one rename), and taken and finished through the
+real Redis scripts, as a worker does. The figures of a large record are therefore the seeds'
+real figures, repeated.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from jobs.attempts import AttemptResult
+from jobs.cells import Cell
+from runner import cli
+from runner.local_fleet import settings_env
+from runner.submit import submit
+from runner.target import git
+from tests.bench import minimal
+from tests.bench.bare_worker import bare_app
+from tests.bench.figures import ratios, spread
+from tests.bench.rig import REPO, Rig
+from workers.fleet.artifacts import MANIFEST, LocalStore, accept
+from workers.fleet.messages import PENDING
+from workers.fleet.queues import TASK, backend_queue
+from workers.fleet.state import SWEEPS, key
+
+BACKENDS = ("cpu", "metal")
+MODELS = ("tinymoe-a3", "tinymoe-b1", "tinymoe-b2", "tinymoe-b3", "tinymoe-b4")
+PARAMS = {"prompt_tokens": 16, "max_tokens": 4, "warmup_tokens": 1}
+ARMS = [{"name": "gather", "recipe": "tinymoe-bench-decode", "baseline": True,
+         "env": {"MLXCEL_FUSED_MOE": "0"}, "params": PARAMS},
+        {"name": "fused", "recipe": "tinymoe-bench-decode", "params": PARAMS}]
+REPEATS = 5
+# Cells per commit: backends x models x arms x repeats.
+PER_COMMIT = len(BACKENDS) * len(MODELS) * len(ARMS) * REPEATS
+SEED_REPEATS = 3
+
+
+def spec(rig: Rig, name: str, commits: list[str], models: tuple[str, ...] = MODELS,
+         n: int = REPEATS) -> dict[str, object]:
+    return {"name": name, "target": {"repo": str(rig.target), "commits": commits},
+            "models": list(models), "backends": {b: {"build": "tinymoe-build"} for b in BACKENDS},
+            "arms": ARMS, "n": n, "warmup": 0}
+
+
+def commits(rig: Rig, count: int) -> list[str]:
+    """`count` commits of the target: its two real ones, then empty commits on top of main
+    (the same tree; only their shas matter to submit, status and record)."""
+    shas = list(rig.shas)
+    tree = git(rig.target, "rev-parse", "main^{tree}")
+    while len(shas) < count:
+        shas.append(git(rig.target, "-c", "user.name=bench", "-c", "user.email=bench@localhost",
+                        "commit-tree", tree, "-p", shas[-1], "-m", f"bench commit {len(shas)}"))
+    return shas[:count]
+
+
+# ---- making large sweeps' states and artifacts from real cells -----------------------------
+
+def seeds(rig: Rig) -> dict[tuple[str, str], list[Path]]:
+    """Run the seed sweep on the real workers; its attempt folders by (backend, arm)."""
+    sweep_id, cells = submit(rig.sweep_file(spec(rig, "seed", [rig.shas[-1]], MODELS[:1],
+                                                 SEED_REPEATS)), rig.settings)
+    rig.wait_final(sweep_id)
+    found: dict[tuple[str, str], list[Path]] = {}
+    for cell in cells:
+        folder = Path(rig.settings.artifacts) / sweep_id / cell.id / "attempt-1"
+        result = json.loads((folder / "result.json").read_text())
+        assert result["failure"] is None, result["failure"]
+        found.setdefault((cell.backend, cell.arm), []).append(folder)
+    return found
+
+
+def populate(rig: Rig, sweep_id: str, cells: list[Cell],
+             seed: dict[tuple[str, str], list[Path]]) -> None:
+    """Every cell done, with a copy of a seed attempt, through the real store and scripts."""
+    store = LocalStore(Path(rig.settings.artifacts))
+    instance = uuid.uuid4().hex
+    results = {s: AttemptResult.model_validate_json((s / "result.json").read_text())
+               for folders in seed.values() for s in folders}
+    span = max(_at(r.ended) - _at(r.started) for r in results.values()) + timedelta(seconds=0.05)
+    begin = datetime.now(UTC) - span * len(cells)
+    for k, cell in enumerate(cells):
+        source = seed[(cell.backend, cell.arm)][(cell.repeat - 1) % SEED_REPEATS]
+        result = results[source]
+        taken = rig.store.take(sweep_id, cell.id, 0, result.worker, instance)
+        assert taken.attempt == 1, taken
+        staging = store.staging()
+        for path in source.rglob("*"):
+            if path.is_file() and path.name not in (MANIFEST, "result.json"):
+                target = staging / path.relative_to(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+        mine = shifted(result, begin + span * k - _at(result.started)).model_copy(update={
+            "sweep_id": sweep_id, "cell_id": cell.id, "requested_commit": cell.commit,
+            "commit": cell.commit})
+        (staging / "result.json").write_text(mine.model_dump_json(indent=1))
+        store.publish(staging, sweep_id, cell.id, 1)
+        assert rig.store.finish(sweep_id, cell.id, result.worker, instance, 1, "done", None)
+        accept(store, sweep_id, cell.id, 1, "done")
+
+
+def shifted(result: AttemptResult, by: timedelta) -> AttemptResult:
+    """The attempt moved in time: the cells of a large sweep ran one after another on their
+    host, as a worker under the host lease runs them, never all at the seed's moment."""
+    def move(text: str) -> str:
+        return (_at(text) + by).isoformat(timespec="milliseconds")
+
+    runs = [r.model_copy(update={"started": move(r.started), "ended": move(r.ended)})
+            for r in result.runs]
+    gate = result.gate.model_copy(update={"at": move(result.gate.at)}) if result.gate else None
+    return result.model_copy(update={"started": move(result.started),
+                                      "ended": move(result.ended), "runs": runs, "gate": gate})
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def received(rig: Rig) -> None:
+    """As if workers had taken every queued message: the queues and pending list emptied."""
+    rig.store.r.delete(PENDING, *(backend_queue(b) for b in BACKENDS))
+
+
+def drop(rig: Rig, sweep_id: str) -> None:
+    """Remove a sweep that a timed submit made, so every round starts from the same Redis."""
+    r = rig.store.r
+    keys = list(r.scan_iter(match=key(sweep_id) + "*", count=1000))
+    r.delete(*keys, PENDING, *(backend_queue(b) for b in BACKENDS))
+    r.zrem(SWEEPS, sweep_id)
+    shutil.rmtree(Path(rig.settings.artifacts) / sweep_id, ignore_errors=True)
+
+
+# ---- the contestants ---------------------------------------------------------------------
+
+def run_cli(rig: Rig, args: list[str], out: Path, timeout_s: float = 600.0) -> str:
+    """`benchfleet ARGS` as a process, as a user runs it; its stdout."""
+    exe = Path(sys.executable).with_name("benchfleet")
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
+    with out.open("w") as f:
+        done = subprocess.run([*argv, *args], stdout=f, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, **settings_env(rig.settings)}, cwd=REPO,
+                              timeout=timeout_s)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"benchfleet {' '.join(args)} failed: {done.stderr.strip()}")
+    return out.read_text()
+
+
+def in_process(args: list[str], out: Path) -> str:
+    """The same command through `runner.cli.main` in this process (imports already paid)."""
+    with out.open("w") as f, contextlib.redirect_stdout(f):
+        code = cli.main(args)
+    if code not in (0, 1):
+        raise RuntimeError(f"benchfleet {' '.join(args)} exited {code}")
+    return out.read_text()
+
+
+def minimal_process(args: list[str]) -> None:
+    subprocess.run([sys.executable, "-m", "tests.bench.minimal", *args], check=True,
+                   cwd=REPO, stdout=subprocess.DEVNULL, timeout=600)
+
+
+def interleave(rounds: int, contestants: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
+    """Every contestant once per round, in an order rotated every round; seconds each."""
+    names = list(contestants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            start = time.perf_counter()
+            contestants[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+# ---- submit -------------------------------------------------------------------------------
+
+def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
+    out = rig.root / "cli-out.txt"
+    first, _ = submit(path, rig.settings)
+    messages = [(q, m) for q in {backend_queue(b) for b in BACKENDS}
+                for m in rig.store.r.lrange(q, 0, -1)]
+    names = [*rig.store.r.scan_iter(match=key(first) + "*", count=1000), PENDING,
+             *(backend_queue(b) for b in BACKENDS)]
+    dumps = {k: payload for k in names if (payload := rig.store.r.dump(k)) is not None}
+    envelopes = list(rig.store.r.hgetall(key(first, "envelopes")).values())
+    drop(rig, first)
+    app = bare_app(rig.settings.redis_url)
+
+    def cli_process() -> None:
+        drop(rig, run_cli(rig, ["submit", str(path)], out).split()[-1])
+
+    def cli_in_process() -> None:
+        drop(rig, in_process(["submit", str(path)], out).split()[-1])
+
+    def library() -> None:
+        drop(rig, submit(path, rig.settings)[0])
+
+    def raw_messages() -> None:
+        pipe = rig.store.r.pipeline(transaction=False)
+        for queue, message in messages:
+            pipe.lpush(queue, message)
+        pipe.execute()
+        received(rig)
+
+    def raw_everything() -> None:
+        pipe = rig.store.r.pipeline(transaction=False)
+        for name, payload in dumps.items():
+            pipe.restore(name, 0, payload, replace=True)
+        pipe.zadd(SWEEPS, {first: time.time()})
+        pipe.execute()
+        drop(rig, first)
+
+    def send_task_each() -> None:
+        for raw in envelopes:
+            app.send_task(TASK, args=[first, [json.loads(raw)]], queue="bench-send-task")
+        rig.store.r.delete("bench-send-task")
+
+    return interleave(rounds, {
+        "submit (CLI process)": cli_process, "submit (CLI, in process)": cli_in_process,
+        "submit() call": library, "raw pipeline, same messages": raw_messages,
+        "raw pipeline, all submit writes": raw_everything,
+        "Celery send_task per cell": send_task_each})
+
+
+# ---- status and record --------------------------------------------------------------------
+
+def status_times(rig: Rig, sweep_id: str, rounds: int) -> dict[str, list[float]]:
+    out, url = rig.root / "cli-out.txt", rig.settings.redis_url
+    return interleave(rounds, {
+        "status (CLI process)": lambda: _ignore(run_cli(rig, ["status", sweep_id], out)),
+        "status (CLI, in process)": lambda: _ignore(in_process(["status", sweep_id], out)),
+        "status: minimal reader (process)": lambda: minimal_process(["status", url, sweep_id]),
+        "status: minimal reader (in process)": lambda: _ignore(minimal.status(url, sweep_id))})
+
+
+def record_times(rig: Rig, sweep_id: str, rounds: int, limit_s: float,
+                 ) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Record against the minimal reader. A record that cannot finish within `limit_s` is
+    stopped and reported as such; one slower than `limit_s / 10` runs once, in a process."""
+    out, records = rig.root / "cli-out.txt", str(rig.root / "records")
+    readers = minimal_readers(rig, sweep_id)
+    start = time.perf_counter()
+    try:
+        run_cli(rig, ["record", sweep_id, "-o", records], out, timeout_s=limit_s)
+    except subprocess.TimeoutExpired:
+        return interleave(rounds, readers), {"record (CLI process)": {"stopped_after_s": limit_s}}
+    first = time.perf_counter() - start
+    if first > limit_s / 10:
+        return ({"record (CLI process)": [first], **interleave(rounds, readers)},
+                {"record (CLI process)": {"ran_once": True}})
+    return interleave(rounds, {
+        "record (CLI process)": lambda: _ignore(run_cli(
+            rig, ["record", sweep_id, "-o", records], out)),
+        "record (CLI, in process)": lambda: _ignore(in_process(
+            ["record", sweep_id, "-o", records], out)),
+        **readers}), {}
+
+
+def minimal_readers(rig: Rig, sweep_id: str) -> dict[str, Callable[[], None]]:
+    artifacts = Path(rig.settings.artifacts)
+    minimal.record(artifacts, sweep_id)  # every round reads from a warm page cache
+    return {"record: minimal reader (process)": lambda: minimal_process(
+                ["record", str(artifacts), sweep_id]),
+            "record: minimal reader (in process)": lambda: _ignore(
+                minimal.record(artifacts, sweep_id))}
+
+
+def _ignore(_: object) -> None:
+    pass
+
+
+def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dict[str, Any]:
+    """Make the sweeps (the workers must still run, for the seeds), then time everything."""
+    seed = seeds(rig)
+    rig.stop()  # nothing may take the large sweeps' messages, nor load the machine
+    os.environ.update(settings_env(rig.settings))  # the in-process CLI reads its settings here
+    shas = commits(rig, max(sizes) // PER_COMMIT)
+    made: dict[int, dict[str, Any]] = {}
+    for size in sizes:
+        path = rig.sweep_file(spec(rig, f"scale{size}", shas[:size // PER_COMMIT]))
+        start = time.perf_counter()
+        sweep_id, cells = submit(path, rig.settings)
+        received(rig)
+        populate(rig, sweep_id, cells, seed)
+        made[size] = {"path": path, "sweep_id": sweep_id, "cells": len(cells),
+                      "populate_s": time.perf_counter() - start}
+        print(f"[bench] {size} cells made in {made[size]['populate_s']:.0f} s", flush=True)
+    out = rig.root / "cli-out.txt"
+    for args in (["status", made[sizes[0]]["sweep_id"]], ["submit", str(made[sizes[0]]["path"])]):
+        text = in_process(args, out)  # imports paid once, before any in-process timing
+        if args[0] == "submit":
+            drop(rig, text.split()[-1])
+    results: dict[str, Any] = {}
+    for size in sizes:
+        m = made[size]
+        times = {**submit_times(rig, m["path"], rounds),
+                 **status_times(rig, m["sweep_id"], rounds)}
+        notes = _skip_record(results, size, record_limit_s)
+        if notes:  # the baseline still runs: it is the figure the bound is set against
+            times.update(interleave(rounds, minimal_readers(rig, m["sweep_id"])))
+        else:
+            record, notes = record_times(rig, m["sweep_id"], rounds, record_limit_s)
+            times.update(record)
+        results[str(size)] = {"cells": m["cells"], "sweep_id": m["sweep_id"],
+                              "generated_s": round(m["populate_s"], 1), "times_s": times,
+                              "notes": notes, "figures": _figures(times)}
+        print(f"[bench] {size} cells timed", flush=True)
+    return results
+
+
+def _skip_record(done: dict[str, Any], size: int, limit_s: float) -> dict[str, Any]:
+    """A size whose record would take longer than the limit even if it grew only linearly
+    from a smaller size's is not run: that smaller size's time, scaled, is the lower bound."""
+    for smaller, result in done.items():
+        took = result["times_s"].get("record (CLI process)")
+        stopped = "stopped_after_s" in result["notes"].get("record (CLI process)", {})
+        bound = (limit_s if stopped else max(took or [0.0])) * size / int(smaller)
+        if bound > limit_s:
+            return {"record (CLI process)": {"not_run": True, "at_least_s": bound,
+                                             "from_size": int(smaller)}}
+    return {}
+
+
+# Each contestant against its baseline (ratios per round, paired).
+PAIRS = {
+    "submit (CLI process)": ["raw pipeline, same messages", "Celery send_task per cell"],
+    "submit() call": ["raw pipeline, same messages", "raw pipeline, all submit writes",
+                      "Celery send_task per cell"],
+    "status (CLI process)": ["status: minimal reader (process)"],
+    "status (CLI, in process)": ["status: minimal reader (in process)"],
+    "record (CLI process)": ["record: minimal reader (process)"],
+    "record (CLI, in process)": ["record: minimal reader (in process)"],
+}
+
+
+def _figures(times: dict[str, list[float]]) -> dict[str, Any]:
+    out: dict[str, Any] = {name: spread(xs) for name, xs in times.items()}
+    out["ratios"] = {f"{a} / {b}": spread(_paired(times[a], times[b]))
+                     for a, bs in PAIRS.items() for b in bs if a in times and b in times}
+    return out
+
+
+def _paired(ours: list[float], theirs: list[float]) -> list[float]:
+    """Per-round ratios; a contestant that ran once is set against the baseline's median."""
+    if len(ours) == len(theirs):
+        return ratios(ours, theirs)
+    middle = statistics.median(theirs)
+    return [x / middle for x in ours]

@@ -1,0 +1,120 @@
+"""The benchmark's instruments measure what they say: the kernel's exec and exit times of a
+child, the moment an LPUSH goes to Redis, per-thread run counts, and the minimal reader's
+verification."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from runner.redis_server import RedisServer
+from tests.bench import minimal
+from tests.bench.bare_worker import bare_app
+from tests.bench.cells import threads
+from tests.bench.figures import percentile
+from tests.bench.procwatch import ProcWatch, Unavailable
+from tests.bench.rig import sent
+from workers.fleet.artifacts import LocalStore
+
+
+@pytest.fixture
+def watch() -> Iterator[ProcWatch]:
+    try:
+        w = ProcWatch()
+    except Unavailable as why:
+        pytest.skip(str(why))
+    yield w
+    w.close()
+
+
+def test_exec_and_exit_of_a_child_are_seen_in_order(watch: ProcWatch) -> None:
+    watch.follow(os.getpid())
+    before = time.monotonic_ns()
+    child = subprocess.Popen(["sleep", "0.2"])
+    started = watch.wait_exec(os.getpid(), before, 10.0)
+    child.wait()
+    ended = watch.wait_exit(child.pid, 10.0)
+    assert started.pid == child.pid and started.direct
+    assert started.argv == ("sleep", "0.2")
+    assert before < started.ns < ended <= time.monotonic_ns()
+    assert 0.15 < (ended - started.ns) / 1e9 < 5.0
+
+
+def test_grandchildren_count_but_are_not_commands(watch: ProcWatch) -> None:
+    watch.follow(os.getpid())
+    before = time.monotonic_ns()
+    subprocess.run(["sh", "-c", "true; sleep 0.05"], check=True)
+    execs = watch.since(os.getpid(), before)
+    assert [e.direct for e in execs][:1] == [True]
+    assert any(not e.direct and e.argv and e.argv[0] == "sleep" for e in execs)
+    with pytest.raises(TimeoutError):
+        watch.wait_exec(os.getpid(), time.monotonic_ns(), 0.2)
+
+
+def test_the_send_clock_reads_the_lpush_of_both_sides(tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "redis") as server:
+        client = redis.Redis.from_url(server.url)
+        before = time.monotonic_ns()
+        with sent() as clock:
+            client.lpush("q", "x")
+        assert before < clock.ns < time.monotonic_ns()
+        with sent() as clock:
+            bare_app(server.url).send_task("bare.run", args=[["true"], None, {}, "/dev/null"],
+                                           queue="bench-test")
+        assert clock.ns and client.llen("bench-test") == 1
+        with pytest.raises(RuntimeError, match="no LPUSH"), sent():
+            client.set("k", "v")
+
+
+def test_run_counts_rise_only_when_a_thread_runs() -> None:
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    first = threads(os.getpid())
+    time.sleep(0.3)
+    second = threads(os.getpid())
+    stop.set()
+    ticker.join()
+    tid = str(ticker.native_id)
+    assert second[tid]["runs"] - first[tid]["runs"] >= 10
+    assert second[tid]["voluntary"] > first[tid]["voluntary"]
+
+
+def test_minimal_reader_verifies_every_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    staging = store.staging()
+    (staging / "result.json").write_text(json.dumps({"ok": True}))
+    (staging / "measure.stdout.txt").write_text("decode\n")
+    store.publish(staging, "s1", "c1", 1)
+    assert minimal.record(tmp_path, "s1") == 1
+    (tmp_path / "s1" / "c1" / "attempt-1" / "measure.stdout.txt").write_text("changed\n")
+    with pytest.raises(ValueError, match="sha256"):
+        minimal.record(tmp_path, "s1")
+
+
+def test_percentile_is_nearest_rank() -> None:
+    xs = [float(i) for i in range(1, 31)]
+    assert percentile(xs, 50) == 15.0
+    assert percentile(xs, 99) == 30.0
+    assert percentile([3.0], 99) == 3.0
+
+
+def test_a_wrapped_command_starts_at_its_own_exec(watch: ProcWatch) -> None:
+    watch.follow(os.getpid())
+    before = time.monotonic_ns()
+    subprocess.run(["sh", "-c", "exec sleep 0.05"], check=True)
+    commands = watch.commands(os.getpid(), before)
+    assert [c.argv for c in commands] == [("sleep", "0.05")]
+    first = watch.wait_exec(os.getpid(), before, 1.0)
+    assert first.argv and first.argv[0] == "sh" and first.ns < commands[0].ns
