@@ -145,7 +145,19 @@ def same_threshold(n_a: int, n_b: int) -> float:
 
 
 def _p_values(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """Both tests' two-sided p."""
+    """Both tests' two-sided p. Without ties both depend only on the order in which the two
+    samples interleave, so a record of thousands of groups asks scipy once per order."""
+    if len(set(a) | set(b)) < len(a) + len(b):  # ties: the values themselves matter
+        return _p_values_of(tuple(a), tuple(b))
+    merged = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    order = tuple(side for _, side in merged)
+    ranks = tuple(float(i) for i, side in enumerate(order) if side == 0)
+    others = tuple(float(i) for i, side in enumerate(order) if side == 1)
+    return _p_values_of(ranks, others)
+
+
+@lru_cache(maxsize=4096)
+def _p_values_of(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float]:
     # Imported here: the worker imports this module to decide adaptive repeats without the
     # rank test, and numpy starts a BLAS thread pool in any process that imports it.
     from scipy import stats

@@ -149,7 +149,7 @@ def _prepare(ctx: Context, job: Job) -> tuple[Recipe, Path, dict[str, str]]:
     built = ctx.workspace.build(build_dir, cache, tree, cell.build.recipe, calls, scope,
                                 envelope.rebuild, lambda c: _command(ctx, job, c))
     job.build = built.info
-    job.runs += _keep_build_logs(built.runs, built.logs, job.staging)
+    job.runs += _keep_build_logs(built.runs, built.logs, job.staging, built.info.cached)
     if not built.info.ok:
         raise CellFailure(Failure(kind="build", reason=built.info.reason or "build failed"))
     if recipe.needs_model and not Path(values["model_dir"]).is_dir():
@@ -293,9 +293,14 @@ def _raise_if_failed(parsed: object, what: str) -> None:
         raise CellFailure(parsed.model_copy(update={"reason": f"{what}: {parsed.reason}"}))
 
 
-def _keep_build_logs(runs: list[Run], logs: Path, staging: Path) -> list[Run]:
+def _keep_build_logs(runs: list[Run], logs: Path, staging: Path, cached: bool) -> list[Run]:
+    """The build's runs in the attempt; its logs copied by the cell that built it (a cached
+    build's logs stay with the build, named by their path: no copy per cell)."""
     if not runs:
         return []
+    if cached:
+        return [r.model_copy(update={"stdout": str(logs / Path(r.stdout).name),
+                                     "stderr": str(logs / Path(r.stderr).name)}) for r in runs]
     shutil.copytree(logs, staging / "build")
     return [r.model_copy(update={"stdout": f"build/{Path(r.stdout).name}",
                                  "stderr": f"build/{Path(r.stderr).name}"}) for r in runs]

@@ -11,9 +11,9 @@ import logging
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
-from jobs.attempts import AttemptResult, CellStatus, Run
+from jobs.attempts import FINAL, AttemptResult, CellStatus, Run
 from workers.execute import Command
-from workers.fleet.artifacts import ArtifactStore, accept
+from workers.fleet.artifacts import ArtifactStore, accept, put_json
 from workers.fleet.leases import Lease
 from workers.fleet.state import Queued, Store, now
 from workers.hooks import Dropped, Hook, Proceed
@@ -64,6 +64,11 @@ class CellLease(Hook):
         assert job.attempt is not None
         status: CellStatus = outcome(result)
         reason = result.failure.reason if result.failure else None
+        # The store's marker goes first, so that a cell Redis calls final always has one
+        # (`record --from-store` reads it); a marker the cell moved past is put right below.
+        marked = result.failure is None or result.failure.kind != "store"
+        if marked:
+            accept(self.artifacts, job.sweep_id, job.cell.id, job.attempt, status)
         for attempt in redis_retrying():
             with attempt:
                 accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
@@ -72,9 +77,19 @@ class CellLease(Hook):
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         job.cell.id, job.attempt)
-        elif result.failure is None or result.failure.kind != "store":
-            accept(self.artifacts, job.sweep_id, job.cell.id, job.attempt, status)
+            if marked:
+                self._mark_as_redis_has_it(job)
 
+    def _mark_as_redis_has_it(self, job: Job) -> None:
+        """Another attempt counts (or none yet): the store's marker says what Redis says."""
+        for attempt in redis_retrying():
+            with attempt:
+                state = self.store.state(job.sweep_id, job.cell.id)
+        if state is not None and state.status in FINAL and state.attempt is not None:
+            accept(self.artifacts, job.sweep_id, job.cell.id, state.attempt, state.status)
+        else:  # not final yet: the attempt that ends it writes the marker then
+            put_json(self.artifacts, f"{job.sweep_id}/{job.cell.id}/accepted.json",
+                     {"attempt": None, "status": state.status if state else "queued"})
 
     def _renewal(self, seconds: float) -> Queued:
         """The lease renewal that rides along with a state change (one round trip)."""
