@@ -84,8 +84,11 @@ def download(pinned: list[str], tags: list[str], cache: Path) -> list[Path]:
             "--dest", str(folder), "--python-version", python[2:], "--implementation",
             python[:2], "--abi", python, "--abi", "abi3", "--abi", "none",
             *(f"--platform={p}" for p in platforms), *pinned]
+    # Any folder of this Python may hold them: pip picks from each only what fits these tags
+    # (a host whose first tag is manylinux_2_36 takes the wheels fetched for linux_x86_64).
+    kept = [f"--find-links={f}" for f in sorted((cache / python).iterdir()) if f.is_dir()]
     with _locked(folder):
-        done = subprocess.run([*argv, "--no-index", "--find-links", str(folder)],
+        done = subprocess.run([*argv, "--no-index", *kept],
                               capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=600)

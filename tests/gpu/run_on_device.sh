@@ -8,6 +8,7 @@
 #   bash tests/gpu/run_on_device.sh start     # keys, payload repo, models, Redis, worker, submit
 #   bash tests/gpu/run_on_device.sh finish    # wait (up to WAIT_S), record, check, tar to $OUT
 #   MODE=cpu bash tests/gpu/run_on_device.sh all   # the same on this machine's CPU, tiny widths
+#   bash tests/gpu/run_on_device.sh probe     # only the DeepSeek-V4-like model's load, on the GPU
 #
 # The machine has no network: docs/gpu-run.md says what is carried and how.
 set -euo pipefail
@@ -52,9 +53,11 @@ install() {
   "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$site" "$wheel" "$root"/.carry-b/wheels/*.whl
   "$python" - <<'PY'
-import sys, mlx.core as mx, torch, celery, pydantic, redis
+import importlib.util, sys, mlx.core as mx, torch
+absent = [m for m in ("celery", "pydantic", "redis") if importlib.util.find_spec(m) is None]
 print("python", sys.version.split()[0], "mlx", mx.__version__, "cuda", mx.cuda.is_available(),
-      mx.default_device(), "torch", torch.__version__, torch.cuda.is_available())
+      mx.default_device(), "torch", torch.__version__, torch.cuda.is_available(),
+      "not carried:", absent or "none")
 a = mx.random.normal((512, 512)); print("mlx matmul ok", float((a @ a).sum()) != 0.0)
 PY
 }
@@ -186,10 +189,27 @@ PY
   ls -la "$out"
 }
 
+# Only the DeepSeek-V4-like model's load and a short decode, on the GPU: what a session with a
+# few device minutes left can check (the wheels of .carry-b may then be mlx's alone).
+probe() {
+  rm -rf "$work/state"; mkdir -p "$work/state"
+  "$python" - "$work/state" "$width" "$layers" <<'PY'
+import sys
+from pathlib import Path
+from tests.targets.mlx_repo import make_payload_repo, write_models
+state, width, layers = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+make_payload_repo(state / "payload")
+write_models(state / "models", width, layers)
+PY
+  probe_models
+  cp "$work/state"/probe-*.txt "$work/state/models.txt" "$out"/
+}
+
 case "${1:-all}" in
   install) install ;;
+  probe) probe ;;
   start) start ;;
   finish) finish ;;
   all) install; start; finish ;;
-  *) echo "usage: run_on_device.sh install|start|finish|all" >&2; exit 2 ;;
+  *) echo "usage: run_on_device.sh install|start|finish|all|probe" >&2; exit 2 ;;
 esac
