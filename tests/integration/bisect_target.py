@@ -2,10 +2,11 @@
 fails to build: the history `benchfleet bisect` is tested on.
 
 Commit 0 is the demo target's `main` (good). Commit PLANTED makes every decode step check the
-router by running all experts through the gather path, not only the chosen ones: real extra
-work, about four times the decode time. That size is this machine's doing: on a 2-core host
-shared with other test runs, identical runs vary by up to 2.5x, so a regression of 2x cannot
-be told from load a minute later. Commit BROKEN has a syntax error the next commit fixes. The
+router four times over by running all experts through the gather path, not only the chosen
+ones: real extra work, about eight times the decode time (2.8x with one check: 580 to 634
+against 220 to 224 tok/s on a quiet 2-core host). That size is this machine's doing: on a
+2-core host shared with the rest of the test suite, identical runs vary by up to 2.5x, so a
+regression of 3x cannot be told from load a minute later. Commit BROKEN has a syntax error the next commit fixes. The
 others change text that no measurement reads.
 """
 
@@ -17,13 +18,15 @@ from runner.target import commit_all, make_target_repo
 PLANTED, BROKEN, LENGTH = 6, 4, 9
 _FUSED_CALL = "            y = self.fused_experts(layer, x, chosen, gates)\n"
 _CHECK = """\
-            # Check the router: run every expert through the gather path, keep the chosen.
-            every = np.arange(self.experts)[None, :]
-            dense = np.concatenate([self.gather_experts(layer, x, every[:, i:i + self.top_k])
-                                    for i in range(0, self.experts, self.top_k)], axis=1)[0]
-            if not np.allclose(y[0], (gates[0][:, None] * dense[chosen[0]]).sum(axis=0),
-                               atol=1e-3):
-                raise RuntimeError("routed experts disagree with the dense experts")
+            # Check the router: run every expert through the gather path, keep the chosen
+            # four times over (a debugging loop left in).
+            for _ in range(4):
+                every = np.arange(self.experts)[None, :]
+                dense = np.concatenate([self.gather_experts(layer, x, every[:, i:i + self.top_k])
+                                        for i in range(0, self.experts, self.top_k)], axis=1)[0]
+                if not np.allclose(y[0], (gates[0][:, None] * dense[chosen[0]]).sum(axis=0),
+                                   atol=1e-3):
+                    raise RuntimeError("routed experts disagree with the dense experts")
 """
 _BROKEN = "\ndef broken(:\n"
 
