@@ -25,13 +25,16 @@ def pure_wheel(folder: Path, name: str, version: str) -> Path:
     files = {f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
              f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
                               "Tag: py3-none-any\n"}
-    record = "".join(
-        f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b'=').decode()},{len(t)}\n"
-        for p, t in files.items()) + f"{info}/RECORD,,\n"
+    record = "".join(f"{p},sha256={_digest(t)},{len(t)}\n" for p, t in files.items())
+    record += f"{info}/RECORD,,\n"
     with zipfile.ZipFile(path, "w") as z:
         for p, t in {**files, f"{info}/RECORD": record}.items():
             z.writestr(p, t)
     return path
+
+
+def _digest(text: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ router four times over by running all experts through the gather path, not only 
 ones: real extra work, about eight times the decode time (2.8x with one check: 580 to 634
 against 220 to 224 tok/s on a quiet 2-core host). That size is this machine's doing: on a
 2-core host shared with the rest of the test suite, identical runs vary by up to 2.5x, so a
-regression of 3x cannot be told from load a minute later. Commit BROKEN has a syntax error the next commit fixes. The
-others change text that no measurement reads.
+regression of 3x cannot be told from load a minute later. Commit BROKEN has a syntax error
+the next commit fixes. The others change text that no measurement reads.
 """
 
 from dataclasses import dataclass
