@@ -21,11 +21,14 @@ FULL_TABLE_CELLS = 60
 
 
 def table(cells: Sequence[Cell], states: Mapping[str, CellState], title: str) -> Table:
-    t = Table(title=title)
-    t.add_column("cell (commit-backend-model-arm-repeat-hash)", overflow="fold", no_wrap=True)
-    for column in ("state", "worker", "try", "gen"):
-        t.add_column(column, no_wrap=True)
-    t.add_column("reason", overflow="fold")
+    # On a narrow terminal the long cell id folds; the short columns keep their words whole.
+    t = Table(title=title, caption="cell: commit-backend-model-arm-repeat-hash")
+    t.add_column("cell", overflow="fold", ratio=3)
+    t.add_column("state", no_wrap=True, min_width=len("timed_out"))
+    t.add_column("worker", overflow="fold", ratio=1)
+    for column in ("try", "gen"):
+        t.add_column(column, no_wrap=True, min_width=3)
+    t.add_column("reason", overflow="fold", ratio=2)
     for cell in cells:
         s = states.get(cell.id, CellState(status="queued"))
         t.add_row(cell.id, f"[{_STYLE[s.status]}]{s.status}[/]", s.worker or "",
