@@ -36,15 +36,16 @@ TOP = 35
 
 
 def main() -> None:
+    chosen = sys.argv[1:] or ["worker", "cli"]
     spy = Path(sys.executable).with_name("py-spy")
-    if not spy.exists() or not shutil.which("strace"):
-        sys.exit("profiles: needs py-spy beside the venv's Python (.uv/bin/uv pip install "
-                 "--python .venv/bin/python py-spy) and strace (apt-get install strace)")
+    if "worker" in chosen and (not spy.exists() or not shutil.which("strace")):
+        sys.exit("profiles: the worker's need py-spy beside the venv's Python (.uv/bin/uv pip "
+                 "install --python .venv/bin/python py-spy) and strace (apt-get install "
+                 "strace); `cli` alone needs neither")
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as server, \
             watching() as watch:
         rig = Rig(Path(tmp), server, watch)
-        chosen = sys.argv[1:] or ["worker", "cli"]
         try:
             if "worker" in chosen:
                 worker_profiles(rig, spy)
