@@ -15,6 +15,7 @@ import pytest
 from runner.redis_server import RedisServer
 from tests.faults.harness import Lab, descendants_gone, kill, lab, wait_for_command
 from tests.integration.conftest import cli
+from workers.fleet.artifacts import LocalStore, get_json
 
 pytestmark = pytest.mark.integration
 LONG = {"prompt_tokens": 64, "max_tokens": 160}  # a few seconds of real decoding
@@ -163,6 +164,29 @@ def test_coordinator_away_while_the_sweep_finishes(tmp_path: Path, matrix: list[
         matrix.append({"fault": "the coordinator is down while the sweep finishes",
                        "outcome": "workers finish on their own; `record` later reads "
                        "everything", "recovery_s": None})
+
+
+def test_a_marker_the_store_refuses_does_not_hold_the_cell(tmp_path: Path,
+                                                          matrix: list[dict]) -> None:
+    with lab(tmp_path) as lab_:
+        sweep_id = lab_.sweep("marker", n=2)  # no worker yet: the cells wait
+        first, second = sorted(lab_.store.states(sweep_id))
+        # A directory where the marker goes: its write fails with EISDIR, as a full or
+        # read-only store's would, after the attempt itself was published.
+        (Path(lab_.settings.artifacts) / sweep_id / first / "accepted.json").mkdir(parents=True)
+        lab_.fleet.start("cpu", "w1")
+        took = lab_.wait(sweep_id)
+        states = lab_.store.states(sweep_id)
+        assert {s.status for s in states.values()} == {"done"}, states
+        assert states[first].attempt == 1  # settled at once, not after a lost lease
+        marker = get_json(LocalStore(Path(lab_.settings.artifacts)),
+                          f"{sweep_id}/{second}/accepted.json")
+        assert marker == {"attempt": 1, "status": "done"}
+        log = (lab_.root / "logs").glob("*w1*.log")
+        assert any("accepted marker was not written" in p.read_text() for p in log)
+    matrix.append({"fault": "the store refuses a cell's accepted marker", "outcome": "the "
+                   "cell is settled in Redis at once (done, attempt 1); the worker's log says "
+                   "`record --from-store` will not see it", "recovery_s": round(took, 1)})
 
 
 def test_purged_queue_is_noticed_and_queued_again(tmp_path: Path, matrix: list[dict]) -> None:

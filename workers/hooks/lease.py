@@ -7,6 +7,7 @@ the cell the outcome is accepted only if this worker still holds this attempt.
 """
 
 import logging
+from collections.abc import Callable
 
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
@@ -62,13 +63,13 @@ class CellLease(Hook):
 
     def after_cell(self, job: Job, result: AttemptResult) -> None:
         assert job.attempt is not None
+        tried = job.attempt
         status: CellStatus = outcome(result)
         reason = result.failure.reason if result.failure else None
         # The store's marker goes first, so that a cell Redis calls final always has one
         # (`record --from-store` reads it); a marker the cell moved past is put right below.
-        marked = result.failure is None or result.failure.kind != "store"
-        if marked:
-            accept(self.artifacts, job.sweep_id, job.cell.id, job.attempt, status)
+        marked = (result.failure is None or result.failure.kind != "store") and self._mark(
+            job, lambda: accept(self.artifacts, job.sweep_id, job.cell.id, tried, status))
         for attempt in redis_retrying():
             with attempt:
                 accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
@@ -86,10 +87,25 @@ class CellLease(Hook):
             with attempt:
                 state = self.store.state(job.sweep_id, job.cell.id)
         if state is not None and state.status in FINAL and state.attempt is not None:
-            accept(self.artifacts, job.sweep_id, job.cell.id, state.attempt, state.status)
+            final = state
+            self._mark(job, lambda: accept(self.artifacts, job.sweep_id, job.cell.id,
+                                           final.attempt, final.status))
         else:  # not final yet: the attempt that ends it writes the marker then
-            put_json(self.artifacts, f"{job.sweep_id}/{job.cell.id}/accepted.json",
-                     {"attempt": None, "status": state.status if state else "queued"})
+            self._mark(job, lambda: put_json(
+                self.artifacts, f"{job.sweep_id}/{job.cell.id}/accepted.json",
+                {"attempt": None, "status": state.status if state else "queued"}))
+
+    @staticmethod
+    def _mark(job: Job, write: Callable[[], None]) -> bool:
+        """The marker mirrors Redis for `record --from-store`; a store that cannot take it
+        (full, away) must not keep Redis from settling the cell, so it is logged, not raised."""
+        try:
+            write()
+        except OSError as error:
+            log.warning("cell %s: the store's accepted marker was not written (%s); "
+                        "`record --from-store` will not see this outcome", job.cell.id, error)
+            return False
+        return True
 
     def _renewal(self, seconds: float) -> Queued:
         """The lease renewal that rides along with a state change (one round trip)."""
