@@ -113,8 +113,11 @@ def test_percentile_is_nearest_rank() -> None:
 def test_a_wrapped_command_starts_at_its_own_exec(watch: ProcWatch) -> None:
     watch.follow(os.getpid())
     before = time.monotonic_ns()
-    subprocess.run(["sh", "-c", "exec sleep 0.05"], check=True)
+    subprocess.run(["sh", "-c", "exec sleep 0.5"], check=True)
     commands = watch.commands(os.getpid(), before)
-    assert [c.argv for c in commands] == [("sleep", "0.05")]
+    assert [c.argv for c in commands] == [("sleep", "0.5")]
     first = watch.wait_exec(os.getpid(), before, 1.0)
-    assert first.argv and first.argv[0] == "sh" and first.ns < commands[0].ns
+    # The times and pids are the kernel's; argv is read from /proc when the event is read,
+    # and on a busy host the wrapper may have exec'd its command by then.
+    assert first.pid == commands[0].pid and first.ns < commands[0].ns
+    assert first.argv in (None, ("sh", "-c", "exec sleep 0.5"), ("sleep", "0.5"))
