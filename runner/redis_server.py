@@ -10,6 +10,7 @@ import redis
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from jobs.errors import UserError
+from runner import processes
 
 INSTALL_HINT = ("install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or "
                 "`brew install redis` (macOS), or run ./install.sh")
@@ -65,13 +66,7 @@ class RedisServer:
         redis.Redis(port=self.port, password=self.password, socket_connect_timeout=1).ping()
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        processes.stop(self.proc)
 
     def __enter__(self) -> "RedisServer":
         return self.start()

@@ -17,6 +17,7 @@ import yaml
 
 from jobs.attempts import FINAL
 from jobs.cells import Cell
+from runner import processes
 from runner.local_fleet import LocalFleet
 from runner.redis_server import RedisServer
 from runner.submit import submit
@@ -129,14 +130,10 @@ class Rig:
 
     def stop(self) -> None:
         self.fleet.stop()
-        for proc in self.bare:
+        for proc in self.bare:  # all asked at once, then each waited for
             proc.terminate()
         for proc in self.bare:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            processes.stop(proc, grace_s=30)
 
 
 class _Clock:

@@ -62,21 +62,28 @@ a = mx.random.normal((512, 512)); print("mlx matmul ok", float((a @ a).sum()) !=
 PY
 }
 
-start() {
+# The payload repository, its models and repo.json under $work/state (the standard library
+# only: the probe runs where nothing but mlx was carried).
+fresh_state() {
   rm -rf "$work/state"; mkdir -p "$work/state"
-  cd "$work/state"
   "$python" - "$work/state" "$width" "$layers" <<'PY'
 import json, sys
 from pathlib import Path
 from tests.targets.mlx_repo import make_payload_repo, write_models
-from workers.fleet.keys import generate
 state, width, layers = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 repo = make_payload_repo(state / "payload")
 write_models(state / "models", width, layers)
-generate(state / "keys" / "coordinator.pem", state / "keys" / "coordinator.pub")
 (state / "repo.json").write_text(json.dumps({"repo": str(repo.path), "first": repo.first,
                                              "second": repo.second}))
 PY
+}
+
+start() {
+  fresh_state
+  cd "$work/state"
+  "$python" -c 'import sys; from pathlib import Path; from workers.fleet.keys import generate
+keys = Path(sys.argv[1]); generate(keys / "coordinator.pem", keys / "coordinator.pub")' \
+    "$work/state/keys"
   probe_models
   local port repo first second
   port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -192,15 +199,7 @@ PY
 # Only the DeepSeek-V4-like model's load and a short decode, on the GPU: what a session with a
 # few device minutes left can check (the wheels of .carry-b may then be mlx's alone).
 probe() {
-  rm -rf "$work/state"; mkdir -p "$work/state"
-  "$python" - "$work/state" "$width" "$layers" <<'PY'
-import sys
-from pathlib import Path
-from tests.targets.mlx_repo import make_payload_repo, write_models
-state, width, layers = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-make_payload_repo(state / "payload")
-write_models(state / "models", width, layers)
-PY
+  fresh_state
   probe_models
   cp "$work/state"/probe-*.txt "$work/state/models.txt" "$out"/
 }

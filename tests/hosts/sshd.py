@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from runner import processes
+
 SSHD = "/usr/sbin/sshd"
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 # sshd refuses to start without its privilege-separation directory (systemd creates it at boot).
@@ -93,13 +95,7 @@ class SshServer:
             time.sleep(0.02)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        processes.stop(self.proc)
 
     def __enter__(self) -> "SshServer":
         return self.start()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import processes
 from runner.local_fleet import settings_env
 from runner.redis_server import free_port
 from tests.faults.harness import lab
@@ -45,8 +46,7 @@ def test_flower_lists_workers_and_cells(tmp_path: Path) -> None:
             workers = json.loads(_get(port, "/api/workers?refresh=1") or "{}")
             assert any("flowered" in name for name in workers), workers
         finally:
-            flower.terminate()
-            flower.wait(timeout=30)
+            processes.stop(flower, grace_s=30)
 
 
 def _cells_seen(port: int, cells: set[str]) -> dict[str, dict[str, str]] | None:

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from runner import processes
 from runner.redis_server import free_port
 
 START_DEADLINE_S = 15.0
@@ -80,8 +81,7 @@ def tls_redis(folder: Path, password: str) -> Iterator[str]:
         _until_ready(url, proc)
         yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        processes.stop(proc)
 
 
 def _until_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
