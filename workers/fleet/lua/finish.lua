@@ -1,5 +1,9 @@
 -- ARGV: cell, worker, instance, attempt, status, reason ('' for none), now (ISO).
 local s = cjson.decode(redis.call('HGET', KEYS[1], ARGV[1]))
+-- The same finish again (its first reply was lost and the call retried): already done.
+if s.status == ARGV[5] and s.worker == ARGV[2] and s.instance == ARGV[3] and tonumber(s.attempt) == tonumber(ARGV[4]) then
+  return {1}
+end
 if s.status ~= 'running' or s.worker ~= ARGV[2] or s.instance ~= ARGV[3] or tonumber(s.attempt) ~= tonumber(ARGV[4]) then
   return {0, s.status, s.worker or '', tostring(s.attempt or 0)}
 end

@@ -6,6 +6,11 @@ local gen, cur = tonumber(ARGV[2]), tonumber(s.generation or 0)
 if gen < cur then return {0, 'generation ' .. gen .. ' is older than the cell\'s ' .. cur .. ' (a replay)'} end
 if gen > cur then return {0, 'generation ' .. gen .. ' is newer than the cell\'s ' .. cur} end
 if final[s.status] then return {0, 'the cell is already ' .. s.status .. ' (a duplicate or a replay)'} end
+-- This very worker's take again: its first reply was lost (Redis restarted, the link cut) and
+-- the call was retried. The same attempt, not a refusal that would leave the cell running.
+if s.status == 'running' and s.worker == ARGV[3] and s.instance == ARGV[4] then
+  return {1, tonumber(s.attempt)}
+end
 if s.status == 'running' and live(s.worker, s.instance, tonumber(ARGV[5])) then
   return {0, 'the cell is leased by live worker ' .. s.worker}
 end
