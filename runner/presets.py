@@ -4,16 +4,22 @@ from pathlib import Path
 
 from jobs.errors import UserError
 
-PRESETS = Path(__file__).parents[1] / "jobs" / "presets"
+# Each study (jobs/studies/<name>/) ships its preset as preset.yaml; `moe_decode_gap` is
+# offered as `moe-decode-gap`.
+STUDIES = Path(__file__).parents[1] / "jobs" / "studies"
 
 
 def names() -> list[str]:
-    return sorted(p.stem for p in PRESETS.glob("*.yaml"))
+    return sorted(p.parent.name.replace("_", "-") for p in STUDIES.glob("*/preset.yaml"))
+
+
+def _path(name: str) -> Path:
+    return STUDIES / name.replace("-", "_") / "preset.yaml"
 
 
 def describe(name: str) -> str:
     """The preset's opening comment, as one line."""
-    lines = (PRESETS / f"{name}.yaml").read_text().splitlines()
+    lines = _path(name).read_text().splitlines()
     opening = []
     for line in lines:
         if not line.startswith("#"):
@@ -28,5 +34,5 @@ def render(name: str, commit: str, repo: str) -> str:
     for what, value in (("--commit", commit), ("--repo", repo)):
         if not value.strip() or any(c in value for c in "\"\n"):
             raise UserError(f"{what} {value!r} must be non-empty, one line, without quotes")
-    text = (PRESETS / f"{name}.yaml").read_text()
+    text = _path(name).read_text()
     return text.replace("@COMMIT@", commit).replace("@REPO@", repo)

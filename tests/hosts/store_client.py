@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from jobs.errors import UserError
-from workers.fleet.artifacts import CorruptArtifact, open_store, sha256_file
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
+from workers.shared.stores import CorruptArtifact, open_store
+from workers.shared.stores.manifest import sha256_file
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,7 @@ the next commit fixes. The others change text that no measurement reads.
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.target import commit_all, make_target_repo
+from runner.demo.target_repo import commit_all, make_target_repo
 
 PLANTED, BROKEN, LENGTH = 6, 4, 9
 _FUSED_CALL = "            y = self.fused_experts(layer, x, chosen, gates)\n"

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.attempts import FINAL
-from runner.local_fleet import LocalFleet, settings_env
-from runner.redis_server import RedisServer
-from runner.target import DEMO_MODELS, commit_all, git, make_models, make_target_repo
-from workers.fleet.keys import generate
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from jobs.record.attempts import FINAL
+from runner.demo.local_fleet import LocalFleet, settings_env
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, commit_all, git, make_models, make_target_repo
+from workers.shared.settings import Settings
+from workers.shared.signing import generate
+from workers.shared.state import Store
 
 SECOND_MODEL = {"family": "deepseek_v4", "layers": 2, "hidden": 64, "experts": 8, "top_k": 2,
                 "expert_width": 128, "vocab": 256, "seed": 2}

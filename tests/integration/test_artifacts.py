@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from workers.fleet.artifacts import ArtifactExists, CorruptArtifact, LocalStore
+from workers.shared.stores import ArtifactExists, CorruptArtifact
+from workers.shared.stores.local import LocalStore
 
 
 def test_publish_read_verify(tmp_path: Path) -> None:

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.local_fleet import LocalFleet, settings_env
-from runner.redis_server import RedisServer
-from runner.target import DEMO_MODELS, make_models
+from runner.demo.local_fleet import LocalFleet, settings_env
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models
 from tests.integration.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.integration.conftest import fleet_settings, submit, sweep_file, wait
-from workers.fleet.artifacts import LocalStore
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)

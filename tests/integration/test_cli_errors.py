@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.redis_server import free_port
+from runner.demo.redis_server import free_port
 from tests.integration.conftest import cli
-from workers.fleet.settings import Settings
+from workers.shared.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -80,7 +80,7 @@ def test_record_onto_a_file_says_so(settings: Settings, tmp_path: Path) -> None:
     spec = {"name": "onto-file", "target": {"repo": str(tmp_path), "commits": "0" * 40},
             "models": ["m"], "backends": {"nowhere": {"build": "tinymoe-build"}},
             "arms": arms("only"), "n": 1}
-    from runner.target import commit_all, git
+    from runner.demo.target_repo import commit_all, git
 
     git(tmp_path, "init", "--quiet")
     commit_all(tmp_path, "one commit")

@@ -7,12 +7,12 @@ from statistics import mean
 
 import pytest
 
-from jobs.attempts import AttemptResult
-from runner.local_fleet import LocalFleet
+from jobs.record.attempts import AttemptResult
+from runner.demo.local_fleet import LocalFleet
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
-from workers.fleet.artifacts import LocalStore
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)

@@ -4,8 +4,8 @@ import os
 import sys
 from pathlib import Path
 
-from jobs.attempts import Run
-from jobs.recipes import Invocation
+from jobs.record.attempts import Run
+from jobs.spec.recipes import Invocation
 from workers import execute
 from workers.execute import Files
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.local_fleet import LocalFleet
+from runner.demo.local_fleet import LocalFleet
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 MISSING = "0123456789abcdef" * 2 + "01234567"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner import processes
-from runner.local_fleet import settings_env
-from runner.redis_server import free_port
+from runner.demo.local_fleet import settings_env
+from runner.demo.redis_server import free_port
 from tests.faults.harness import lab
 
 pytestmark = pytest.mark.integration

@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.record import Record
-from runner.local_fleet import LocalFleet
-from runner.redis_server import RedisServer
-from runner.target import MOE_GAP_MODELS, make_models, make_target_repo
+from jobs.record.model import Record
+from runner.demo.local_fleet import LocalFleet
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import MOE_GAP_MODELS, make_models, make_target_repo
 from tests.integration.conftest import cli, fleet_settings, submit, wait
-from workers.fleet.artifacts import LocalStore
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]

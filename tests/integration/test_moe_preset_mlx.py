@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from jobs.record import Record
-from runner.local_fleet import LocalFleet
-from runner.redis_server import RedisServer
+from jobs.record.model import Record
+from runner.demo.local_fleet import LocalFleet
+from runner.demo.redis_server import RedisServer
 from tests.integration.conftest import cli, fleet_settings, submit, wait
 from tests.targets.mlx_repo import make_payload_repo, write_models
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 mx = pytest.importorskip("mlx.core") if sys.platform != "linux" else __import__("mlx.core")

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from jobs.attempts import AttemptResult
-from jobs.check import check_record
-from jobs.record import build_record
-from runner.local_fleet import LocalFleet
+from jobs.record.attempts import AttemptResult
+from jobs.record.check import check_record
+from jobs.record.model import build_record
+from runner.demo.local_fleet import LocalFleet
 from runner.records import read_sweep_file, recorded_states
 from tests.integration.conftest import Target, arms, cli, submit, sweep_file, wait
-from workers.fleet.artifacts import open_store
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 
 pytestmark = pytest.mark.integration
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from runner.target import DEMO_MODELS, make_models
+from runner.demo.target_repo import DEMO_MODELS, make_models
 from tests.integration.conftest import wait
 from tests.trust.conftest import DEADLINE_S, Fleet, trust_fleet
-from workers.fleet.queues import host_queue
+from workers.shared.queues import host_queue
 
 LATE = "tinymoe-late"
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.redis_server import RedisServer
-from runner.target import make_target_repo
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import make_target_repo
 from tests.integration.conftest import fleet_settings, submit, sweep_file
-from workers.fleet.leases import Lease
-from workers.fleet.state import Store
+from workers.shared.leases import Lease
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.local_fleet import settings_env
-from workers.fleet.settings import Settings
+from runner.demo.local_fleet import settings_env
+from workers.shared.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import redis
 from tests.integration.conftest import arms, wait
 from tests.trust.conftest import PASSWORD, SECRETS, Fleet, trust_fleet
 from tests.trust.tls import tls_redis
-from workers.fleet.settings import redacted
+from workers.shared.settings import redacted
 
 SECRET_VALUES = [PASSWORD, *SECRETS.values()]
 

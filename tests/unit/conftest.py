@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.recipes import Catalogue
-from jobs.specfile import load
+from jobs.spec.recipes import Catalogue
+from jobs.spec.specfile import load
 
 SHIPPED = Path(__file__).parents[2] / "workers" / "catalogues" / "default.yaml"
 

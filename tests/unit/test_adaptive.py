@@ -4,14 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.adaptive import cell_needed, pending, walk
-from jobs.cells import expand
-from jobs.compare import compare, noise_floor
 from jobs.errors import SpecError
-from jobs.readings import BenchReading
-from jobs.specfile import load
-from jobs.stats import Span
-from jobs.sweep import Sweep
+from jobs.parsers.readings import BenchReading
+from jobs.spec.cells import expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from jobs.statistics.adaptive import cell_needed, pending, walk
+from jobs.statistics.headline import compare, noise_floor
+from jobs.statistics.spans import Span
 from tests.unit.test_record import ONE_GROUP_SWEEP
 
 ONE_GROUP = ONE_GROUP_SWEEP
@@ -123,9 +123,9 @@ def test_the_workers_call_keeps_it_one_thread() -> None:
     import subprocess
     import sys
 
-    code = ("from pathlib import Path; from jobs.adaptive import cell_needed; "
-            "from jobs.cells import expand; from jobs.specfile import load; "
-            "from jobs.sweep import Sweep; import sys; "
+    code = ("from pathlib import Path; from jobs.statistics.adaptive import cell_needed; "
+            "from jobs.spec.cells import expand; from jobs.spec.specfile import load; "
+            "from jobs.spec.sweep import Sweep; import sys; "
             "cells = expand(load(Sweep, sys.stdin.read(), 's.yaml')[0]); "
             "cell_needed(cells[-1], cells, {}); "
             "print(len(list(Path('/proc/self/task').iterdir())))")

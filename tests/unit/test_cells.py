@@ -1,8 +1,8 @@
 """Cells: deterministic ids, rotating round-robin order, arms limited to their models."""
 
-from jobs.cells import expand
-from jobs.specfile import load
-from jobs.sweep import Sweep
+from jobs.spec.cells import expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
 from tests.unit.conftest import SWEEP
 
 

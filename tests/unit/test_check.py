@@ -2,13 +2,13 @@
 
 import pytest
 
-from jobs.attempts import AttemptResult, CellState
-from jobs.cells import Cell, expand
-from jobs.check import check_record
-from jobs.readings import KernelStat, PathCounts, ProfileReading
-from jobs.record import Record, build_record
-from jobs.specfile import load
-from jobs.sweep import Sweep
+from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
+from jobs.record.attempts import AttemptResult, CellState
+from jobs.record.check import check_record
+from jobs.record.model import Record, build_record
+from jobs.spec.cells import Cell, expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
 from runner.presets import render
 from tests.unit.test_record import result, with_evidence
 

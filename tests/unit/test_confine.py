@@ -1,14 +1,15 @@
 """What a signed cell may name: plain ids and model names, 40-hex commits, paths that stay in
-{out}, repositories in an allow-list (jobs/confine.py, jobs/envelope.py, jobs/recipes.py)."""
+{out}, repositories in an allow-list (jobs/spec/confine.py, jobs/spec/envelope.py,
+jobs/spec/recipes.py)."""
 
 import pytest
 
-from jobs.confine import commit_problem, inside, name_problem, repo_allowed, repo_problem
-from jobs.envelope import BadEnvelope, decode, encode
 from jobs.errors import UserError
-from jobs.recipes import Recipe, env_problems, invocation
-from jobs.specfile import load
-from jobs.sweep import Sweep, catalogue_problems
+from jobs.spec.confine import commit_problem, inside, name_problem, repo_allowed, repo_problem
+from jobs.spec.envelope import BadEnvelope, decode, encode
+from jobs.spec.recipes import Recipe, env_problems, invocation
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep, catalogue_problems
 from tests.unit.conftest import SWEEP
 
 SHA = "a" * 40
@@ -60,7 +61,7 @@ def test_allow_list_matches_exactly_or_by_glob_and_empty_allows_nothing() -> Non
 
 def _cell_envelope(**cell: object) -> bytes:
     sweep, _ = load(Sweep, SWEEP, "unit.yaml")
-    from jobs.cells import expand
+    from jobs.spec.cells import expand
 
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
         update={"commits": [SHA]})})

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs.parsers import PARSERS, PROFILE_PARSERS
-from jobs.readings import Failure, ProfileInput, RunOutput
+from jobs.parsers.readings import Failure, ProfileInput, RunOutput
 
 # Arbitrary text, and text built from the pieces real output is made of.
 PIECES = ["[Profile Results]\n", "  Decode:           ", "  Prefill:          ", "ms (",

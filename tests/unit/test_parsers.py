@@ -11,7 +11,7 @@ import pytest
 
 from jobs.parsers import bench_decode, bench_mlxlm
 from jobs.parsers.exits import OOM_PATTERNS
-from jobs.readings import BenchReading, Failure, Parsed, RunOutput
+from jobs.parsers.readings import BenchReading, Failure, Parsed, RunOutput
 
 SAMPLES = Path(__file__).parent.parent / "samples"
 OK_CSV = "pylm_m3ultra_2026-11-30_measure_single_qwen3-30b-a3b-4bit.csv"

@@ -14,13 +14,20 @@ from types import ModuleType
 
 import pytest
 
-from jobs.attribution import UNCLASSIFIED, attribute, phase_of, with_idle
 from jobs.errors import SpecError
 from jobs.parsers import metal_dot, mlxcel_lines, nsys_delta
-from jobs.phases import PhaseRules
-from jobs.readings import Failure, KernelStat, PathCounts, ProfileInput, ProfileReading, RunOutput
-from jobs.specfile import load
-from jobs.sweep import Sweep
+from jobs.parsers.readings import (
+    Failure,
+    KernelStat,
+    PathCounts,
+    ProfileInput,
+    ProfileReading,
+    RunOutput,
+)
+from jobs.profiles.attribution import UNCLASSIFIED, attribute, phase_of, with_idle
+from jobs.profiles.phases import PhaseRules
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
 from runner.presets import render
 
 SAMPLES = Path(__file__).parent.parent / "samples"

@@ -3,9 +3,9 @@
 import re
 from pathlib import Path
 
-from jobs.recipes import Catalogue
-from jobs.specfile import load
-from jobs.sweep import Sweep, catalogue_problems
+from jobs.spec.recipes import Catalogue
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep, catalogue_problems
 
 README = Path(__file__).parents[2] / "README.md"
 

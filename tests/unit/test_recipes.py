@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from jobs.errors import UserError
-from jobs.recipes import Recipe, invocation
+from jobs.spec.recipes import Recipe, invocation
 
 BUILTINS = {"build": "/b", "model_dir": "/models/m", "backend": "cuda"}
 

@@ -6,16 +6,16 @@ from collections.abc import Mapping
 
 import pytest
 
-from jobs.attempts import AttemptResult, CellState, Gate, HostFacts, Run
-from jobs.cells import Cell, expand
-from jobs.markdown import render
-from jobs.plot import decode_png, phases_png, prefill_png
-from jobs.readings import BenchReading, Failure
-from jobs.record import Record, build_record
-from jobs.record_parts import Evidence
-from jobs.specfile import load
-from jobs.stats import Ratio, Span, ratio_text, span_text
-from jobs.sweep import Sweep
+from jobs.parsers.readings import BenchReading, Failure
+from jobs.record.attempts import AttemptResult, CellState, Gate, HostFacts, Run
+from jobs.record.model import Record, build_record
+from jobs.record.parts import Evidence
+from jobs.spec.cells import Cell, expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
+from jobs.views.markdown import render
+from jobs.views.plots import decode_png, phases_png, prefill_png
 from tests.unit.conftest import SWEEP
 
 HOST = HostFacts(hostname="gb10-a", os="Ubuntu 24.04", kernel="6.11", arch="aarch64",
@@ -144,7 +144,7 @@ def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]
 def adaptive_record(decode: dict[str, list[float]], extra: str = "adaptive: {max_n: 6}\n",
                     run_all: bool = False) -> Record:
     """A record of one group whose worker skipped what the rule did not need (or ran all)."""
-    from jobs.adaptive import cell_needed
+    from jobs.statistics.adaptive import cell_needed
 
     sweep = load(Sweep, ONE_GROUP_SWEEP.replace("n: 3", "n: 3\n" + extra.rstrip()), "s.yaml")[0]
     cells = expand(sweep)
@@ -166,7 +166,7 @@ FASTER = {"gather": [20.0, 21.0, 22.0, 21.5, 20.5, 21.2],
 
 
 def test_adaptive_repeats_settle_what_three_could_not(small: tuple[Sweep, list[Cell]]) -> None:
-    from jobs.check import check_record
+    from jobs.record.check import check_record
 
     record = adaptive_record(FASTER)
     [group] = record.groups
@@ -208,7 +208,7 @@ def test_raw_data_beside_the_record(small: tuple[Sweep, list[Cell]]) -> None:
     import csv
     import io
 
-    from jobs.rawdata import files
+    from jobs.record.rawdata import files
 
     sweep, cells = small
     results = {c.id: result(c, 20.0 + c.repeat) for c in cells}

@@ -2,12 +2,12 @@
 
 import pytest
 
-from jobs.cells import expand
-from jobs.routing import Offer, Route, auto_tags, requirements, why_waiting
-from jobs.specfile import load
-from jobs.sweep import Sweep
+from jobs.spec.cells import expand
+from jobs.spec.routing import Offer, Route, auto_tags, requirements, why_waiting
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
 from tests.unit.conftest import SWEEP
-from workers.fleet.queues import cell_queue, need_queue, need_route
+from workers.shared.queues import cell_queue, need_queue, need_route
 
 GB10 = Offer(name="gb10-a", host="gb10-a", backend="cuda",
              tags=["gpu=gb10", "model:deepseek-v4-flash-4bit"])

@@ -8,11 +8,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.cells import expand
 from jobs.errors import SpecError
-from jobs.recipes import Catalogue
-from jobs.specfile import load
-from jobs.sweep import Sweep, catalogue_problems
+from jobs.spec.cells import expand
+from jobs.spec.recipes import Catalogue
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep, catalogue_problems
 from tests.unit.conftest import SWEEP
 
 LOCATED = re.compile(r"^f\.yaml:[0-9]+: \S.*")

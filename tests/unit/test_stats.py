@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.compare import (
+from jobs.statistics.headline import (
     ALPHA,
     compare,
     headline,
@@ -15,7 +15,7 @@ from jobs.compare import (
     separated_answer,
     separated_p,
 )
-from jobs.stats import Span, ratio_text
+from jobs.statistics.spans import Span, ratio_text
 
 values = st.lists(st.floats(min_value=1.0, max_value=100.0, allow_nan=False), min_size=1,
                   max_size=12)

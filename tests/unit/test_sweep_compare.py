@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from jobs.attempts import AttemptResult, CellState
-from jobs.cells import expand
+from jobs.compare.sweeps import commit_of, render, side_by_side
 from jobs.errors import UserError
-from jobs.readings import Failure
-from jobs.record import Record, build_record
-from jobs.specfile import load
-from jobs.sweep import Sweep
-from jobs.sweep_compare import commit_of, render, side_by_side
+from jobs.parsers.readings import Failure
+from jobs.record.attempts import AttemptResult, CellState
+from jobs.record.model import Record, build_record
+from jobs.spec.cells import expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
 from tests.unit.test_record import ONE_GROUP_SWEEP, result
 
 TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long

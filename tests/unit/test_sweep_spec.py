@@ -3,9 +3,9 @@
 import pytest
 
 from jobs.errors import SpecError
-from jobs.recipes import Catalogue
-from jobs.specfile import load, located
-from jobs.sweep import Sweep, catalogue_problems
+from jobs.spec.recipes import Catalogue
+from jobs.spec.specfile import load, located
+from jobs.spec.sweep import Sweep, catalogue_problems
 from tests.unit.conftest import SWEEP
 
 

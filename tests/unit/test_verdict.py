@@ -3,12 +3,12 @@ GPU-idle time can and cannot change."""
 
 import pytest
 
-from jobs.attribution import attribute, with_idle
-from jobs.phases import PhaseRules
-from jobs.readings import KernelStat, PathCounts, ProfileReading
-from jobs.stats import Ratio, Span
-from jobs.sweep import Question
-from jobs.verdict import Evidence, decide
+from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
+from jobs.profiles.attribution import attribute, with_idle
+from jobs.profiles.phases import PhaseRules
+from jobs.spec.sweep import Question
+from jobs.statistics.spans import Ratio, Span
+from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 
 Q = Question(kind="moe-decode-gap", candidate="mlxcel", control="qwen3", families={"ds": "ds4"})
 RULES = PhaseRules(default={"expert gather": ["gather_qmv", "GatherQMM"],

@@ -11,29 +11,20 @@ import logging
 
 import redis
 
-from jobs.attempts import Run
+from jobs.record.attempts import Run
 from workers.execute import Cancelled, Command
-from workers.fleet.leases import worker_key
-from workers.fleet.state import key
 from workers.hooks import Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
+from workers.shared import redis_keys
 
 log = logging.getLogger(__name__)
-
-
-def control_channel(worker: str) -> str:
-    return f"{worker_key(worker)}:control"
-
-
-def cancel_set(sweep_id: str) -> str:
-    return key(sweep_id, "cancel")
 
 
 class Cancel(Hook):
     def __init__(self, client: redis.Redis, worker: str) -> None:
         self.client = client
         self.pubsub = client.pubsub(ignore_subscribe_messages=True)
-        self.pubsub.subscribe(control_channel(worker))
+        self.pubsub.subscribe(redis_keys.control_channel(worker))
         self.heard: set[tuple[str, str]] = set()
         # Redis is asked (a round trip) at a cell's first command and after the control
         # channel dropped, when a cancel may have gone unheard; the channel covers the rest.
@@ -57,7 +48,7 @@ class Cancel(Hook):
         if not ask_redis:
             return False
         try:
-            found = bool(self.client.sismember(cancel_set(job.sweep_id), job.cell.id))
+            found = bool(self.client.sismember(redis_keys.cancel_set(job.sweep_id), job.cell.id))
             self.asked, self.deaf = (job.sweep_id, job.cell.id), False
             return found
         except (redis.ConnectionError, redis.TimeoutError) as error:

@@ -1,0 +1,100 @@
+"""The artifact store in a directory: an attempt is written into a staging directory and appears
+whole or not at all (one rename)."""
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from workers.shared.stores.manifest import (
+    MANIFEST,
+    ArtifactExists,
+    CorruptArtifact,
+    confined,
+    sha256_file,
+)
+
+
+class LocalStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def staging(self) -> Path:
+        path = self.root / ".staging" / uuid.uuid4().hex
+        path.mkdir(parents=True)
+        return path
+
+    def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str:
+        files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != MANIFEST)
+        manifest = {str(p.relative_to(staging)): {"sha256": sha256_file(p),
+                                                  "bytes": p.stat().st_size} for p in files}
+        _write_atomic(staging / MANIFEST, json.dumps({"files": manifest}, indent=1))
+        final = self._dir(sweep_id, cell_id, attempt)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(staging, final)  # fails if the attempt exists: never rewritten
+        except OSError as error:
+            if final.exists():
+                raise ArtifactExists(
+                    f"the artifact store already holds attempt {attempt} of this cell "
+                    "(Redis lost its attempt counters? start Redis with AOF on); rerun the "
+                    "cell") from None
+            raise error
+        return str(final)
+
+    def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
+        cell = self.root / sweep_id / cell_id
+        if not cell.is_dir():
+            return []
+        return sorted(int(p.name.removeprefix("attempt-")) for p in cell.glob("attempt-*"))
+
+    def read(self, sweep_id: str, cell_id: str, attempt: int) -> dict[str, Path]:
+        """The attempt's files, each checked against the manifest's sha256."""
+        folder = self._dir(sweep_id, cell_id, attempt)
+        try:
+            manifest = json.loads((folder / MANIFEST).read_text())["files"]
+        except (OSError, ValueError, KeyError) as error:
+            raise CorruptArtifact(f"{folder}: manifest unreadable ({error})") from None
+        confined(manifest, str(folder))
+        paths = {}
+        for name, entry in manifest.items():
+            path = folder / name
+            if not path.is_file() or sha256_file(path) != entry["sha256"]:
+                raise CorruptArtifact(f"{path}: missing or does not match its sha256")
+            paths[name] = path
+        return paths
+
+    def put_file(self, local: Path, relative: str) -> str:
+        """Copy to `<root>/<relative>`, replacing it whole; returns its sha256."""
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+        shutil.copyfile(local, temp)
+        os.replace(temp, target)
+        return sha256_file(target)
+
+    def get_file(self, relative: str, local: Path) -> str:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.root / relative, local)
+        return sha256_file(local)
+
+    def put_json(self, relative: str, data: object) -> None:
+        target = self.root / relative  # one write and a rename, no copy
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(target, json.dumps(data, separators=(",", ":")))  # `jq .` reads it
+
+    def get_json(self, relative: str) -> object | None:
+        try:
+            return json.loads((self.root / relative).read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def _dir(self, sweep_id: str, cell_id: str, attempt: int) -> Path:
+        return self.root / sweep_id / cell_id / f"attempt-{attempt}"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two workers may race here
+    temp.write_text(text)
+    os.replace(temp, path)
