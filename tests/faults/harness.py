@@ -19,7 +19,7 @@ from jobs.record.attempts import FINAL
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
-from tests.integration.conftest import cli, fleet_settings
+from tests.support.fleet import cli, fleet_settings
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores import CorruptArtifact, get_json

@@ -14,7 +14,7 @@ import pytest
 
 from runner.demo.redis_server import RedisServer
 from tests.faults.harness import Lab, descendants_gone, kill, lab, wait_for_command
-from tests.integration.conftest import cli
+from tests.support.fleet import cli
 from workers.shared.stores import get_json
 from workers.shared.stores.local import LocalStore
 

@@ -23,7 +23,7 @@ from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.submit import resolve_commits, sign_all
-from tests.integration.conftest import arms, fleet_settings
+from tests.support.fleet import arms, fleet_settings
 from workers.shared.catalogue import SHIPPED
 from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, Signed, publish

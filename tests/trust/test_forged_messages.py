@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from jobs.spec.cells import Cell
-from tests.integration.conftest import wait
+from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, envelope, files_under, trust_fleet
 from workers.shared.messages import Signed
 from workers.shared.queues import backend_queue

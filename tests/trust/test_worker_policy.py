@@ -10,7 +10,7 @@ import pytest
 
 from jobs.spec.cells import Cell
 from runner.demo.target_repo import make_target_repo
-from tests.integration.conftest import wait
+from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, files_under, trust_fleet
 from workers.shared.stores.local import LocalStore
 

@@ -1,0 +1,15 @@
+"""Fixtures every room may use: the shipped catalogue here; a private Redis, the stand-in target
+and a local fleet from tests/support/fleet.py."""
+
+import pytest
+
+from jobs.spec.recipes import Catalogue
+from jobs.spec.specfile import load
+from tests.support.samples import SHIPPED
+
+pytest_plugins = ["tests.support.fleet"]
+
+
+@pytest.fixture
+def catalogue() -> Catalogue:
+    return load(Catalogue, SHIPPED.read_text(), str(SHIPPED))[0]
