@@ -6,7 +6,6 @@ keeps same-host pairing when it can; the record flags when it could not). A canc
 queued cells at once and tells the worker running a cell to kill its command.
 """
 
-import json
 from dataclasses import dataclass
 
 from jobs.errors import UserError
@@ -14,7 +13,7 @@ from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
 from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
-from workers.shared import redis_keys
+from workers.shared import cancels
 from workers.shared.clock import epoch
 from workers.shared.leases import live_workers
 from workers.shared.messages import Signed, publish
@@ -83,12 +82,7 @@ def cancel(store: Store, sweep_id: str, cells: list[Cell]) -> Outcome:
         if code == 2:
             running.setdefault(detail, []).append(cell.id)
     if running:
-        pipe = store.r.pipeline()
-        pipe.sadd(redis_keys.cancel_set(sweep_id), *[c for ids in running.values() for c in ids])
-        for worker, ids in running.items():
-            pipe.publish(redis_keys.control_channel(worker), json.dumps({"sweep_id": sweep_id,
-                                                              "cancel": ids}))
-        pipe.execute()
+        cancels.tell(store.r, sweep_id, running)
     return Outcome(ok, skipped)
 
 

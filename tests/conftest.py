@@ -1,5 +1,6 @@
 """Fixtures every room may use: the shipped catalogue here; a private Redis, the stand-in target
-and a local fleet from tests/support/fleet.py."""
+and a local fleet from tests/support/fleet.py; a signed sweep in a private Redis database for
+unit tests from tests/support/cells.py."""
 
 import pytest
 
@@ -7,7 +8,7 @@ from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
 from tests.support.samples import SHIPPED
 
-pytest_plugins = ["tests.support.fleet"]
+pytest_plugins = ["tests.support.fleet", "tests.support.cells"]
 
 
 @pytest.fixture

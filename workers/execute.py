@@ -64,8 +64,8 @@ class Command:
     host_lease: bool = False
 
 
-class Cancelled(Exception):
-    """The cell was cancelled while this command ran; its process group is gone."""
+class Stopped(Exception):
+    """`should_stop` said so while this command ran; its process group is gone."""
 
 
 def child_env(call: Invocation, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -76,10 +76,10 @@ def child_env(call: Invocation, base: dict[str, str] | None = None) -> dict[str,
 
 
 def run(command: Command) -> Run:
-    """Run the command; raises Cancelled when told to stop while it runs."""
+    """Run the command; raises Stopped when told to stop while it runs."""
     call, files = command.call, command.files
     before, started, t0 = load1(), now(), time.perf_counter()
-    timed_out = cancelled = False
+    timed_out = stopped = False
     with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
         env = child_env(call)
         # setpriv would exec the command itself: say here, as Popen would, what cannot start.
@@ -95,12 +95,12 @@ def run(command: Command) -> Run:
         else:
             orphans.started(proc.pid)
             try:
-                code, timed_out, cancelled = _wait(proc, command)
+                code, timed_out, stopped = _wait(proc, command)
             finally:
                 _kill_group(proc.pid)
                 orphans.ended(proc.pid)
-    if cancelled:
-        raise Cancelled(f"cancelled while {command.label} ran")
+    if stopped:
+        raise Stopped(f"stopped while {command.label} ran")
     wall = time.perf_counter() - t0
     return Run(role=command.role, argv=call.argv, env=call.env, cwd=str(command.cwd),
                exit_code=_shell_code(code), timed_out=timed_out, wall_s=round(wall, 6),
@@ -129,8 +129,8 @@ def read_bounded(path: Path) -> str:
 
 
 def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, bool]:
-    """(exit code, timed out, cancelled): blocks until the child exits, the timeout passes,
-    or a cancel for it arrives."""
+    """(exit code, timed out, stopped): blocks until the child exits, the timeout passes,
+    or `should_stop` says so when the wake descriptor stirs."""
     deadline = time.monotonic() + command.call.timeout_s
     with _exit_watch(proc.pid) as watch:
         wake = command.wake_fd
@@ -143,7 +143,7 @@ def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, b
             if command.should_stop and command.should_stop():
                 return _stop(proc), False, True
             if ready == "gone" or command.should_stop is None:
-                wake = None  # the cancel socket closed (Redis went away): wait on the child
+                wake = None  # the wake socket closed (Redis went away): wait on the child
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> int:
@@ -173,8 +173,8 @@ class _PollWatch:
             return "timeout"
         if any(fd == self.fd for fd, _ in events):
             return "exited"
-        return "gone" if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in events) \
-            else "woken"
+        gone = select.POLLHUP | select.POLLERR | select.POLLNVAL
+        return "gone" if any(ev & gone for _, ev in events) else "woken"
 
     def close(self) -> None:
         os.close(self.fd)

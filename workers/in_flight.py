@@ -1,48 +1,82 @@
-"""What a worker knows while it runs one message (a group of cells) and one cell of it."""
+"""What a worker knows while it runs one message (a group of cells) and one attempt at a cell.
+
+Each is an immutable value: a step that learns something makes a copy (dataclasses.replace),
+as dramatiq's Message.copy does, so a hook never finds a field filled in behind its back.
+"""
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from jobs.record.attempts import BuildInfo, Gate, Run
 from jobs.spec.cells import Cell
 from jobs.spec.envelope import Envelope
 from workers.shared.clock import now
 from workers.shared.messages import Signed
 
+if TYPE_CHECKING:
+    from workers.plan import Plan
 
-@dataclass
+
+@dataclass(frozen=True)
+class SignedCell:
+    """A cell as the coordinator signed it: the bytes, and the envelope they verified to."""
+
+    signed: Signed
+    envelope: Envelope
+
+    @property
+    def cell(self) -> Cell:
+        return self.envelope.cell
+
+
+@dataclass(frozen=True)
 class Group:
     """One task message: a group's cells, run contiguously on this host."""
 
     sweep_id: str
     task_id: str
-    items: list[Signed]
-    # monotonic time the last command of this message ended (the idle gate's gap)
-    last_command_end: float | None = None
-    gate: Gate | None = None
+    items: tuple[Signed, ...]  # as the message carried them, verified or not
+    # The cells this worker may run, in order: only the signature hook fills it, so a chain
+    # without it runs nothing.
+    cells: tuple[SignedCell, ...] = ()
 
 
-@dataclass
-class Job:
-    """One cell of a group; hooks fill in what they establish (the envelope, the attempt)."""
+@dataclass(frozen=True)
+class Arrival:
+    """A verified cell of a message, before the lease takes it."""
 
     group: Group
-    signed: Signed
-    envelope: Envelope | None = None
-    attempt: int | None = None
-    staging: Path | None = None
-    started: str = field(default_factory=now)
-    commit: str | None = None
-    build: BuildInfo | None = None
-    runs: list[Run] = field(default_factory=list)
-    target: dict[str, str] = field(default_factory=dict)
-    # the first measured command of this cell still has to pass the idle gate
-    gated: bool = False
+    item: SignedCell
 
     @property
     def cell(self) -> Cell:
-        assert self.envelope is not None, "the signature hook runs before anything reads it"
-        return self.envelope.cell
+        return self.item.cell
+
+    @property
+    def sweep_id(self) -> str:
+        return self.group.sweep_id
+
+    def taken(self, number: int) -> "Attempt":
+        return Attempt(self.group, self.item, number)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """Attempt `number` at a cell, taken by this worker, from its take to its result."""
+
+    group: Group
+    item: SignedCell
+    number: int
+    started: str = field(default_factory=now)
+    # Every command the cell will run, resolved once after its checkout (workers/plan.py).
+    plan: "Plan | None" = None
+
+    @property
+    def cell(self) -> Cell:
+        return self.item.cell
+
+    @property
+    def envelope(self) -> Envelope:
+        return self.item.envelope
 
     @property
     def sweep_id(self) -> str:

@@ -3,7 +3,8 @@
 The solo pool runs a message's cells in the worker's own process, so while a benchmark runs
 the worker does nothing else: no heartbeat, gossip or mingle, no prefetched work, and its
 lease is renewed only between steps. While idle, a timer in Celery's event loop (which does
-not run during a cell) renews the lease and re-queues the cells of workers that died.
+not run during a cell) ticks the lease hook: it renews the lease and re-queues the cells of
+workers that died (workers/hooks/lease.py).
 """
 
 import logging
@@ -33,9 +34,9 @@ from workers.host_facts import facts
 from workers.offer import Offering, offer_step
 from workers.shared import redis_keys
 from workers.shared.catalogue import load_catalogue
-from workers.shared.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken
+from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
 from workers.shared.queues import TASK
-from workers.shared.recovery import recover, take_over
+from workers.shared.recovery import take_over
 from workers.shared.settings import Settings
 from workers.shared.signing import verifier
 from workers.shared.state import Store
@@ -68,7 +69,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          *events, "--loglevel", loglevel])
     finally:
-        ctx.lease.end()
+        ctx.lease.lease.end()
 
 
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
@@ -100,17 +101,17 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
+    cell_lease = CellLease(store, lease, artifacts, slack, settings.setup_timeout_s,
+                           settings.max_attempts, settings.lost_after_s)
     hooks = Chain([SignatureCheck(key, store, name), Route(offering, store),
-                   Adaptive(key, store, artifacts), Cancel(client, name), Retries(),
-                   CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
-                   Policy(settings.allowed_repos, offering),
-                   HostLease(settings.host_lock, lease, slack), IdleGate(gate),
-                   *([events] if events else [])])
+                   Adaptive(store, artifacts), Cancel(client, settings.redis_url, name),
+                   Retries(), cell_lease, Policy(settings.allowed_repos, offering),
+                   HostLease(settings.host_lock, name, slack, cell_lease.cover),
+                   IdleGate(gate), *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
                    workspace=Workspace(workspace, settings.setup_timeout_s),
-                   artifacts=artifacts, state=store, lease=lease, hooks=hooks,
-                   max_attempts=settings.max_attempts, lost_after_s=settings.lost_after_s,
+                   artifacts=artifacts, state=store, lease=cell_lease, hooks=hooks,
                    offering=offering)
 
 
@@ -121,37 +122,22 @@ def register(app: Celery, ctx: Context) -> None:
 
     app.steps["worker"].add(_idle_step(ctx))
     if ctx.offering is not None:
-        app.steps["worker"].add(offer_step(ctx.offering, ctx.lease, ctx.state.r))
+        app.steps["worker"].add(offer_step(ctx.offering, ctx.lease.lease, ctx.state.r))
 
 
 def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:
     class IdleLease(bootsteps.StartStopStep):
-        """Between cells: renew the lease, and queue again what dead workers held."""
+        """Between cells: the lease hook's tick (renew, and queue again what dead workers held)."""
 
         requires = {"celery.worker.components:Timer"}
 
         def start(self, worker: object) -> None:
-            self.tref = worker.timer.call_repeatedly(IDLE_RENEW_S, _idle_tick, (ctx,))  # type: ignore[attr-defined]
+            self.tref = worker.timer.call_repeatedly(IDLE_RENEW_S, ctx.lease.between_cells)  # type: ignore[attr-defined]
 
         def stop(self, worker: object) -> None:
             self.tref.cancel()
 
     return IdleLease
-
-
-def _idle_tick(ctx: Context) -> None:
-    try:
-        ctx.lease.renew(IDLE_TTL_S)
-        recovered = recover(ctx.state, ctx.max_attempts, ctx.lost_after_s)
-        if recovered.requeued or recovered.failed or recovered.lost_messages:
-            log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
-                        "messages", recovered.requeued, recovered.failed,
-                        recovered.lost_messages)
-    except LeaseLost:
-        log.error("this worker's lease expired while it was idle; taking it again")
-        ctx.lease.take({}, takeover=True)
-    except (redis.ConnectionError, redis.TimeoutError) as error:
-        log.warning("Redis unreachable between cells: %s", error)
 
 
 def _predecessor_is_dead(client: redis.Redis, name: str, host: str) -> bool:

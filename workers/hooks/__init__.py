@@ -1,30 +1,39 @@
 """The behaviours around running one cell, each one small piece with one or more hooks.
 
 The task body (workers/task.py) is the measurement: checkout, build, run, parse, push. What
-happens around it — signature check, lease, cancel, retries, host lease, idle gate — lives in
-one file each here, and the worker chains them in a fixed order (workers/service.py):
+happens around it — signature check, route, lease, cancel, retries, host lease, idle gate,
+events — lives in one file each here, and owns its own state; the worker chains them in a
+fixed order (workers/service.py). Before-hooks run in that order, after-hooks in reverse (as
+dramatiq's do), and the first hook's around_command is the outermost:
 
-- `before_cell(job)`: may raise `Refused` (never run; reported), `Dropped` (a duplicate,
-  replay or cancelled cell: not run) or, once the cell is taken, `Rejected` (a signed cell
-  this worker will not run: it ends failed with the reason);
-- `around_command(job, command, proceed)`: wraps each command the cell runs (build, warm-up,
-  measured run, profile step); calls `proceed()` zero or more times and returns the Run;
-- `on_failure(job, failure)`: the cell failed (before `after_cell`);
-- `after_cell(job, result)`: the attempt's result is stored; report it.
+- `before_group(group) -> Group`: a message arrived; returns it, or a copy with fewer cells
+  (the signature hook fills `cells` with those that verify; route passes some on);
+- `before_cell(arrival)`: a cell's turn, before it is taken; may raise `Dropped`;
+- `take(arrival) -> int`: exactly one hook (the lease) takes the cell: its attempt number,
+  or `Dropped` (a duplicate, a replay, a cell another worker holds);
+- `after_take(attempt)`: may raise `Rejected` (a signed cell this worker will not run: it
+  ends failed with the reason, nothing of it runs);
+- `around_command(attempt, command, proceed)`: wraps each command the cell runs (build,
+  probe, warm-up, measured run, profile step); calls `proceed()` zero or more times and
+  returns the command's runs, the one that counts last;
+- `before_store(attempt, result) -> AttemptResult`: the result is about to be stored; a hook
+  adds what it measured (the idle gate's readings);
+- `after_cell(attempt, result)`: the attempt's result is stored; settle and report it;
+- `after_group(group)`: every cell of the message had its turn.
 """
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
 
 from jobs.parsers.readings import Failure
 from jobs.record.attempts import AttemptResult, Run
 from workers.execute import Command
-from workers.in_flight import Job
+from workers.in_flight import Arrival, Attempt, Group
+from workers.shared.leases import LeaseLost
 
-Proceed = Callable[[], Run]
-
-
-class Refused(Exception):
-    """A message that must not run: unsigned, tampered, foreign, outside the allow-list."""
+Runs = tuple[Run, ...]
+Proceed = Callable[[], Runs]
+log = logging.getLogger(__name__)
 
 
 class Dropped(Exception):
@@ -41,50 +50,95 @@ class Rejected(Exception):
 
 
 class Hook:
-    def before_cell(self, job: Job) -> None:
+    def before_group(self, group: Group) -> Group:
+        return group
+
+    def before_cell(self, arrival: Arrival) -> None:
         pass
 
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+    def take(self, arrival: Arrival) -> int:
+        raise NotImplementedError  # only the hook that takes cells implements it
+
+    def after_take(self, attempt: Attempt) -> None:
+        pass
+
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         return proceed()
 
-    def on_failure(self, job: Job, failure: Failure) -> None:
+    def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
+        return result
+
+    def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
         pass
 
-    def after_cell(self, job: Job, result: AttemptResult) -> None:
+    def after_group(self, group: Group) -> None:
         pass
 
 
 class Chain:
-    """The hooks in order: the first hook's around_command is the outermost."""
+    """The hooks in order; exactly one of them takes cells."""
 
     def __init__(self, hooks: Sequence[Hook]) -> None:
         self.hooks = list(hooks)
+        takers = [h for h in self.hooks if type(h).take is not Hook.take]
+        if len(takers) != 1:
+            raise ValueError(f"a chain needs exactly one hook that takes cells, not "
+                             f"{len(takers)}")
+        self.taker = takers[0]
 
-    def before_cell(self, job: Job) -> None:
+    def before_group(self, group: Group) -> Group:
         for hook in self.hooks:
-            hook.before_cell(job)
+            group = hook.before_group(group)
+        return group
 
-    def command(self, job: Job, command: Command, innermost: Proceed) -> Run:
-        proceed = innermost
-        for hook in reversed(self.hooks):
-            proceed = _bind(hook, job, command, proceed)
-        return proceed()
-
-    def on_failure(self, job: Job, failure: Failure) -> None:
+    def admit(self, arrival: Arrival) -> tuple[Attempt, Failure | None]:
+        """Before the take a hook may drop the cell (raises Dropped); after it the attempt
+        exists, and a hook that rejects it (or fails) gives the failure it ends with."""
         for hook in self.hooks:
-            hook.on_failure(job, failure)
-
-    def after_cell(self, job: Job, result: AttemptResult) -> None:
-        """Every hook hears the outcome, even when an earlier one failed to."""
-        failed: Exception | None = None
+            hook.before_cell(arrival)
+        attempt = arrival.taken(self.taker.take(arrival))
         for hook in self.hooks:
             try:
-                hook.after_cell(job, result)
-            except Exception as error:
-                failed = failed or error
-        if failed:
-            raise failed
+                hook.after_take(attempt)
+            except Rejected as why:
+                return attempt, why.failure
+            except LeaseLost:
+                raise
+            except Exception as error:  # a hook's own failure: a cell taken still ends
+                log.exception("after taking %s", attempt.cell.id)
+                return attempt, Failure(kind="setup", reason=f"{type(hook).__name__}: "
+                                        f"{type(error).__name__}: {error}")
+        return attempt, None
+
+    def command(self, attempt: Attempt, command: Command, innermost: Proceed) -> Runs:
+        proceed = innermost
+        for hook in reversed(self.hooks):
+            proceed = _bind(hook, attempt, command, proceed)
+        return proceed()
+
+    def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
+        for hook in reversed(self.hooks):
+            result = hook.before_store(attempt, result)
+        return result
+
+    def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
+        """Every hook hears the outcome, innermost first, even when another failed to."""
+        _each(reversed(self.hooks), lambda hook: hook.after_cell(attempt, result))
+
+    def after_group(self, group: Group) -> None:
+        _each(reversed(self.hooks), lambda hook: hook.after_group(group))
 
 
-def _bind(hook: Hook, job: Job, command: Command, proceed: Proceed) -> Proceed:
-    return lambda: hook.around_command(job, command, proceed)
+def _each(hooks: Iterable[Hook], call: Callable[[Hook], None]) -> None:
+    failed: Exception | None = None
+    for hook in hooks:
+        try:
+            call(hook)
+        except Exception as error:
+            failed = failed or error
+    if failed:
+        raise failed
+
+
+def _bind(hook: Hook, attempt: Attempt, command: Command, proceed: Proceed) -> Proceed:
+    return lambda: hook.around_command(attempt, command, proceed)

@@ -1,70 +1,85 @@
-"""Cancel: `benchfleet cancel` marks cells and tells the worker running one; the worker kills
-the command's process group at once and the cell ends `cancelled`.
+"""Cancel: `benchfleet cancel` marks cells and tells the worker running one
+(workers/shared/cancels.py); this hook kills the command's process group at once and the cell
+ends `cancelled`.
 
-The worker hears it on its control channel (Redis pub/sub), whose socket sits beside the
-child's pidfd in the one poll() the worker blocks in: no wake-up unless a message arrives.
-Cancels sent while the worker could not hear them are read between commands.
+The worker hears it on its control line (workers/control_line.py), whose socket sits beside
+the child's pidfd in the one poll() the worker blocks in: no wake-up unless a message
+arrives. Cancels sent while the worker could not hear them are read between commands.
 """
 
-import json
 import logging
 
 import redis
 
-from jobs.record.attempts import Run
-from workers.execute import Cancelled, Command
-from workers.hooks import Hook, Proceed
-from workers.in_flight import Job
-from workers.shared import redis_keys
+from jobs.parsers.readings import Failure
+from workers.control_line import ControlLine, LineDown
+from workers.execute import Command, Stopped
+from workers.hooks import Hook, Proceed, Runs
+from workers.in_flight import Attempt
+from workers.shared import cancels, redis_keys
+from workers.workspace import CellFailure
 
 log = logging.getLogger(__name__)
 
 
 class Cancel(Hook):
-    def __init__(self, client: redis.Redis, worker: str) -> None:
+    def __init__(self, client: redis.Redis, url: str, worker: str) -> None:
         self.client = client
-        self.pubsub = client.pubsub(ignore_subscribe_messages=True)
-        self.pubsub.subscribe(redis_keys.control_channel(worker))
+        self.line = ControlLine(url, redis_keys.control_channel(worker))
         self.heard: set[tuple[str, str]] = set()
         # Redis is asked (a round trip) at a cell's first command and after the control
-        # channel dropped, when a cancel may have gone unheard; the channel covers the rest.
+        # line dropped, when a cancel may have gone unheard; the line covers the rest.
         self.asked: tuple[str, str] | None = None
-        self.deaf = False
+        self.deaf = not self._drain(reopen=True)
 
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
-        self._drain()
-        ask = self.deaf or self.asked != (job.sweep_id, job.cell.id)
-        if self._cancelled(job, ask_redis=ask):
-            raise Cancelled(f"cancelled before {command.label}")
-        connection = self.pubsub.connection
-        if connection is not None and connection._sock is not None:
-            command.wake_fd = connection._sock.fileno()
-            command.should_stop = lambda: self._drain() or self._cancelled(job)
-        return proceed()
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
+        self.deaf = not self._drain(reopen=True) or self.deaf
+        ask = self.deaf or self.asked != (attempt.sweep_id, attempt.cell.id)
+        if self._cancelled(attempt, ask_redis=ask):
+            raise _ended(f"cancelled before {command.label}")
+        command.wake_fd = self.line.fileno()
+        if command.wake_fd is not None:
+            command.should_stop = lambda: self._stop_now(attempt)
+        try:
+            return proceed()
+        except Stopped:
+            raise _ended(f"cancelled while {command.label} ran") from None
 
-    def _cancelled(self, job: Job, ask_redis: bool = False) -> bool:
-        if (job.sweep_id, job.cell.id) in self.heard:
+    def _stop_now(self, attempt: Attempt) -> bool:
+        if not self._drain(reopen=False):
+            self.deaf = True
+        return self._cancelled(attempt)
+
+    def _cancelled(self, attempt: Attempt, ask_redis: bool = False) -> bool:
+        key = (attempt.sweep_id, attempt.cell.id)
+        if key in self.heard:
             return True
         if not ask_redis:
             return False
         try:
-            found = bool(self.client.sismember(redis_keys.cancel_set(job.sweep_id), job.cell.id))
-            self.asked, self.deaf = (job.sweep_id, job.cell.id), False
+            found = cancels.marked(self.client, *key)
+            self.asked, self.deaf = key, False
             return found
         except (redis.ConnectionError, redis.TimeoutError) as error:
             # Unreachable Redis cannot say; the lease decides next whether this cell is ours.
             log.warning("cannot read cancels from Redis: %s", error)
             return False
 
-    def _drain(self) -> bool:
-        """Read every control message already here; never blocks."""
+    def _drain(self, reopen: bool) -> bool:
+        """Read every control message already here, never blocking; False when the line is
+        down (a cancel may have gone unheard)."""
         try:
-            while (message := self.pubsub.get_message(timeout=0)) is not None:
-                data = json.loads(message["data"])
-                self.heard |= {(data["sweep_id"], c) for c in data.get("cancel", [])}
-        except (redis.ConnectionError, redis.TimeoutError) as error:
-            self.deaf = True
-            log.warning("control channel: %s", error)
-        except (ValueError, KeyError) as error:
-            log.warning("control channel: %s", error)
-        return False
+            messages = self.line.messages(reopen=reopen)
+        except LineDown as error:
+            log.warning("%s", error)
+            return False
+        for data in messages:
+            try:
+                self.heard |= cancels.heard(data)
+            except (ValueError, KeyError, TypeError) as error:
+                log.warning("control line: %s", error)
+        return True
+
+
+def _ended(why: str) -> CellFailure:
+    return CellFailure(Failure(kind="cancelled", reason=why))

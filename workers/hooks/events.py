@@ -11,7 +11,7 @@ from celery import Celery
 
 from jobs.record.attempts import AttemptResult
 from workers.hooks import Hook
-from workers.in_flight import Job
+from workers.in_flight import Attempt
 
 CELL_TASK = "benchfleet.cell"
 log = logging.getLogger(__name__)
@@ -25,20 +25,19 @@ class CellEvents(Hook):
                                                 enabled=True)
         self.started: dict[str, float] = {}
 
-    def before_cell(self, job: Job) -> None:
-        uuid = _uuid(job)
+    def after_take(self, attempt: Attempt) -> None:
+        uuid = _uuid(attempt)
         self.started[uuid] = time.monotonic()
         self._send("task-received", uuid=uuid, name=CELL_TASK,
-                             args=repr([job.sweep_id, job.cell.id]), kwargs="{}",
-                             retries=(job.attempt or 1) - 1, eta=None, expires=None,
-                             root_id=job.group.task_id, parent_id=job.group.task_id)
+                   args=repr([attempt.sweep_id, attempt.cell.id]), kwargs="{}",
+                   retries=attempt.number - 1, eta=None, expires=None,
+                   root_id=attempt.group.task_id, parent_id=attempt.group.task_id)
 
-    def after_cell(self, job: Job, result: AttemptResult) -> None:
-        uuid = _uuid(job)
+    def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
+        uuid = _uuid(attempt)
         runtime = time.monotonic() - self.started.pop(uuid, time.monotonic())
         if result.failure:
-            self._send("task-failed", uuid=uuid, exception=result.failure.reason,
-                                 traceback="")
+            self._send("task-failed", uuid=uuid, exception=result.failure.reason, traceback="")
         else:
             reading = result.reading
             summary = (f"decode {reading.decode_tps:.2f} tok/s" if reading else "profiled")
@@ -51,5 +50,5 @@ class CellEvents(Hook):
             log.warning("could not send %s: %s", kind, error)
 
 
-def _uuid(job: Job) -> str:
-    return f"{job.sweep_id}:{job.cell.id}:{job.attempt}"
+def _uuid(attempt: Attempt) -> str:
+    return f"{attempt.sweep_id}:{attempt.cell.id}:{attempt.number}"

@@ -3,20 +3,20 @@
 A lock on one file per host (BENCHFLEET_HOST_LOCK), whose descriptor the command inherits:
 if the worker dies and its command lives on as an orphan, the orphan still holds the lease,
 and nothing measures beside it. The holder writes who it is and until when into the file, so
-a worker that waits for it can keep its own lease alive for that long, not forever.
+a worker that waits for it keeps its own lease alive for that long, not forever: the lease
+hook does the keeping (`keep_alive`, workers/hooks/lease.py).
 """
 
 import fcntl
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from jobs.record.attempts import Run
 from workers.execute import Command
-from workers.hooks import Hook, Proceed
-from workers.in_flight import Job
-from workers.shared.leases import Lease
+from workers.hooks import Hook, Proceed, Runs
+from workers.in_flight import Attempt
 
 # Roles that load the host and so take the lease (a probe's `--help` is too short to matter).
 HEAVY = ("build", "warmup", "measure", "profile")
@@ -25,11 +25,13 @@ UNKNOWN_HOLD_S = 4 * 3600.0
 
 
 class HostLease(Hook):
-    def __init__(self, path: Path, lease: Lease, slack_s: float) -> None:
-        self.path, self.lease, self.slack_s = path, lease, slack_s
+    def __init__(self, path: Path, worker: str, slack_s: float,
+                 keep_alive: Callable[[float], None]) -> None:
+        # keep_alive(seconds): this worker stays live that long (its lease, plus its slack)
+        self.path, self.worker, self.slack_s, self.keep_alive = path, worker, slack_s, keep_alive
         path.parent.mkdir(parents=True, exist_ok=True)
 
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         if command.role not in HEAVY:
             return proceed()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -48,11 +50,11 @@ class HostLease(Hook):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             wait = _holder_until(fd) - time.time()
-            self.lease.renew(max(wait, 0) + command.call.timeout_s + self.slack_s)
+            self.keep_alive(max(wait, 0) + command.call.timeout_s)
             fcntl.flock(fd, fcntl.LOCK_EX)
         until = time.time() + command.call.timeout_s + self.slack_s
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"worker": self.lease.name, "pid": os.getpid(),
+        os.pwrite(fd, json.dumps({"worker": self.worker, "pid": os.getpid(),
                                   "command": command.label, "until": until}).encode(), 0)
 
 

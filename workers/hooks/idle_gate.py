@@ -8,11 +8,11 @@ gate's wait would otherwise dominate dispatch.
 import time
 from dataclasses import dataclass
 
-from jobs.record.attempts import Gate, Run
+from jobs.record.attempts import AttemptResult, Gate
 from workers.execute import Command
-from workers.hooks import Hook, Proceed
+from workers.hooks import Hook, Proceed, Runs
 from workers.host_facts import busy_gpu, gpu_state, load1, thermal_state
-from workers.in_flight import Job
+from workers.in_flight import Attempt, Group
 from workers.shared.clock import now
 
 GATED = ("warmup", "measure", "profile")
@@ -28,19 +28,30 @@ class GateConfig:
 
 
 class IdleGate(Hook):
+    """Its state is the message's: the last gate passed and when its last command ended."""
+
     def __init__(self, config: GateConfig) -> None:
         self.config = config
+        self.gate: Gate | None = None
+        self.last_command_end: float | None = None  # monotonic: the gap is measured from it
 
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
-        group = job.group
-        gap = (group.last_command_end is None
-               or time.monotonic() - group.last_command_end > self.config.gap_s)
-        if command.role in GATED and (group.gate is None or gap):
-            group.gate = wait_for_idle(self.config)
+    def before_group(self, group: Group) -> Group:
+        self.gate, self.last_command_end = None, None
+        return group
+
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
+        gap = (self.last_command_end is None
+               or time.monotonic() - self.last_command_end > self.config.gap_s)
+        if command.role in GATED and (self.gate is None or gap):
+            self.gate = wait_for_idle(self.config)
         try:
             return proceed()
         finally:
-            group.last_command_end = time.monotonic()
+            self.last_command_end = time.monotonic()
+
+    def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
+        """The attempt carries the gate its message passed last (the record reads it)."""
+        return result.model_copy(update={"gate": self.gate})
 
 
 def wait_for_idle(config: GateConfig) -> Gate:

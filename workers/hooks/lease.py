@@ -1,9 +1,15 @@
-"""The cell's lease: taken before the cell, renewed before each step, settled after it.
+"""The lease, for a message and for each of its cells: this hook holds the whole behaviour.
 
-A cell is taken atomically (workers/shared/state.py): a duplicate, a replay or a cell another
-live worker holds is dropped here. Before each command the worker's lease is set to that
-command's own timeout plus a slack (the idle gate's longest wait and the lease margin); after
-the cell the outcome is accepted only if this worker still holds this attempt.
+- a message's cells are held in the worker's lease record when it arrives, so a reaper can
+  queue them again if the worker dies; released when the message is done;
+- a cell is taken atomically (workers/shared/state.py): a duplicate, a replay or a cell
+  another live worker holds is dropped here;
+- before each command the worker's lease is set to that command's own timeout plus a slack
+  (the idle gate's longest wait and the lease margin), and extended while the command waits
+  for the host lease; nothing renews it while a command runs;
+- after the cell its outcome is accepted only if this worker still holds this attempt;
+- between cells (Celery's timer, workers/service.py) the lease is renewed for the idle time
+  and the cells of dead workers are queued again.
 """
 
 import logging
@@ -12,12 +18,13 @@ from collections.abc import Callable
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
-from jobs.record.attempts import FINAL, AttemptResult, CellStatus, Run
+from jobs.record.attempts import FINAL, AttemptResult, CellStatus
 from workers.execute import Command
-from workers.hooks import Dropped, Hook, Proceed
-from workers.in_flight import Job
+from workers.hooks import Dropped, Hook, Proceed, Runs
+from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.clock import now
-from workers.shared.leases import Lease
+from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost
+from workers.shared.recovery import LOST_AFTER_S, MAX_ATTEMPTS, recover
 from workers.shared.state import Pipelined, Store
 from workers.shared.stores import ArtifactStore, accept, put_json
 
@@ -34,77 +41,107 @@ def redis_retrying() -> Retrying:
 
 class CellLease(Hook):
     def __init__(self, store: Store, lease: Lease, artifacts: ArtifactStore,
-                 slack_s: float, setup_s: float) -> None:
+                 slack_s: float, setup_s: float, max_attempts: int = MAX_ATTEMPTS,
+                 lost_after_s: float = LOST_AFTER_S) -> None:
         # slack: beyond a command's own timeout, the idle gate's longest wait and a margin;
         # setup: checkout, provenance and the build-cache lookup before the first command
         self.store, self.lease, self.slack_s, self.setup_s = store, lease, slack_s, setup_s
         self.artifacts = artifacts
+        self.max_attempts, self.lost_after_s = max_attempts, lost_after_s
 
-    def before_cell(self, job: Job) -> None:
-        cell = job.cell
+    def before_group(self, group: Group) -> Group:
+        self.lease.hold(group.sweep_id, [c.cell.id for c in group.cells], group.task_id)
+        return group
+
+    def take(self, arrival: Arrival) -> int:
+        cell = arrival.cell
         for attempt in redis_retrying():
             with attempt:
-                taken = self.store.take(job.sweep_id, cell.id, job.envelope.generation,
+                taken = self.store.take(arrival.sweep_id, cell.id, arrival.item.envelope.generation,
                                         self.lease.name, self.lease.instance,
                                         before=self._renewal(self.setup_s))
         if taken.attempt is None:
             why = taken.why_not or "not taken"
             if "replay" in why:  # an old generation, a final cell: `status` says so
                 self.store.refuse({"at": now(), "worker": self.lease.name, "kind": "dropped",
-                                   "sweep_id": job.sweep_id, "cell": cell.id, "why": why,
-                                   "task_id": job.group.task_id})
+                                   "sweep_id": arrival.sweep_id, "cell": cell.id, "why": why,
+                                   "task_id": arrival.group.task_id})
             raise Dropped(why)
-        job.attempt = taken.attempt
+        return taken.attempt
 
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
-        for attempt in redis_retrying():
-            with attempt:
-                self.lease.renew(command.call.timeout_s + self.slack_s)
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
+        self.cover(command.call.timeout_s)
         return proceed()
 
-    def after_cell(self, job: Job, result: AttemptResult) -> None:
-        assert job.attempt is not None
-        tried = job.attempt
+    def cover(self, seconds: float) -> None:
+        """Keep this worker's lease for `seconds` and the slack: before a command, and while
+        it waits for the host lease (workers/hooks/host_lease.py)."""
+        for attempt in redis_retrying():
+            with attempt:
+                self.lease.renew(seconds + self.slack_s)
+
+    def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
+        tried = attempt.number
         status: CellStatus = outcome(result)
         reason = result.failure.reason if result.failure else None
         # The store's marker goes first, so that a cell Redis calls final always has one
         # (`record --from-store` reads it); a marker the cell moved past is put right below.
         marked = (result.failure is None or result.failure.kind != "store") and self._mark(
-            job, lambda: accept(self.artifacts, job.sweep_id, job.cell.id, tried, status))
-        for attempt in redis_retrying():
-            with attempt:
-                accepted = self.store.finish(job.sweep_id, job.cell.id, self.lease.name,
-                                             self.lease.instance, job.attempt, status, reason,
-                                             after=self._renewal(self.setup_s))
+            attempt, lambda: accept(self.artifacts, attempt.sweep_id, attempt.cell.id, tried,
+                                    status))
+        for retry in redis_retrying():
+            with retry:
+                accepted = self.store.finish(attempt.sweep_id, attempt.cell.id,
+                                             self.lease.name, self.lease.instance, tried,
+                                             status, reason, after=self._renewal(self.setup_s))
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
-                        job.cell.id, job.attempt)
+                        attempt.cell.id, tried)
             if marked:
-                self._mark_as_redis_has_it(job)
+                self._mark_as_redis_has_it(attempt)
 
-    def _mark_as_redis_has_it(self, job: Job) -> None:
+    def after_group(self, group: Group) -> None:
+        self.lease.release()
+        self.lease.renew(IDLE_TTL_S)
+
+    def between_cells(self) -> None:
+        """The idle worker's tick: renew the lease, and queue again what dead workers held."""
+        try:
+            self.lease.renew(IDLE_TTL_S)
+            found = recover(self.store, self.max_attempts, self.lost_after_s)
+            if found.requeued or found.failed or found.lost_messages:
+                log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
+                            "messages", found.requeued, found.failed, found.lost_messages)
+        except LeaseLost:
+            log.error("this worker's lease expired while it was idle; taking it again")
+            self.lease.take({}, takeover=True)
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            log.warning("Redis unreachable between cells: %s", error)
+
+    def _mark_as_redis_has_it(self, attempt: Attempt) -> None:
         """Another attempt counts (or none yet): the store's marker says what Redis says."""
-        for attempt in redis_retrying():
-            with attempt:
-                state = self.store.state(job.sweep_id, job.cell.id)
+        sweep_id, cell_id = attempt.sweep_id, attempt.cell.id
+        for retry in redis_retrying():
+            with retry:
+                state = self.store.state(sweep_id, cell_id)
         if state is not None and state.status in FINAL and state.attempt is not None:
             final = state
-            self._mark(job, lambda: accept(self.artifacts, job.sweep_id, job.cell.id,
-                                           final.attempt, final.status))
+            self._mark(attempt, lambda: accept(self.artifacts, sweep_id, cell_id,
+                                               final.attempt, final.status))
         else:  # not final yet: the attempt that ends it writes the marker then
-            self._mark(job, lambda: put_json(
-                self.artifacts, f"{job.sweep_id}/{job.cell.id}/accepted.json",
+            self._mark(attempt, lambda: put_json(
+                self.artifacts, f"{sweep_id}/{cell_id}/accepted.json",
                 {"attempt": None, "status": state.status if state else "queued"}))
 
     @staticmethod
-    def _mark(job: Job, write: Callable[[], None]) -> bool:
+    def _mark(attempt: Attempt, write: Callable[[], None]) -> bool:
         """The marker mirrors Redis for `record --from-store`; a store that cannot take it
         (full, away) must not keep Redis from settling the cell, so it is logged, not raised."""
         try:
             write()
         except OSError as error:
             log.warning("cell %s: the store's accepted marker was not written (%s); "
-                        "`record --from-store` will not see this outcome", job.cell.id, error)
+                        "`record --from-store` will not see this outcome", attempt.cell.id, error)
             return False
         return True
 

@@ -8,7 +8,7 @@ import logging
 from jobs.parsers.readings import Failure
 from jobs.spec.confine import repo_allowed, repo_problem
 from workers.hooks import Hook, Rejected
-from workers.in_flight import Job
+from workers.in_flight import Attempt
 from workers.offer import Offering
 
 log = logging.getLogger(__name__)
@@ -18,11 +18,11 @@ class Policy(Hook):
     def __init__(self, allowed_repos: list[str], offering: Offering) -> None:
         self.allowed, self.offering = list(allowed_repos), offering
 
-    def before_cell(self, job: Job) -> None:
-        why = self._repo(job.cell.repo) or self._tags(job.cell.route.missing(
-            self.offering.tags()))
+    def after_take(self, attempt: Attempt) -> None:
+        cell = attempt.cell
+        why = self._repo(cell.repo) or self._tags(cell.route.missing(self.offering.tags()))
         if why:
-            log.warning("cell %s not run: %s", job.cell.id, why)
+            log.warning("cell %s not run: %s", cell.id, why)
             raise Rejected(Failure(kind="refused", reason=why))
 
     def _repo(self, repo: str) -> str | None:

@@ -1,6 +1,7 @@
 """Retries: a command whose failure its recipe marks transient runs again, with exponential
 backoff and jitter (tenacity), up to the recipe's number of tries. Every try keeps its own
-logs and stays in the attempt's runs; deterministic failures are never retried."""
+logs and stays in the attempt's runs (marked superseded, before the try that counts);
+deterministic failures are never retried."""
 
 import logging
 
@@ -12,22 +13,26 @@ from jobs.record.attempts import Run
 from jobs.spec.retry import transient
 from workers import execute
 from workers.execute import Command, Files
-from workers.hooks import Hook, Proceed
-from workers.in_flight import Job
+from workers.hooks import Hook, Proceed, Runs
+from workers.in_flight import Attempt
 
 log = logging.getLogger(__name__)
 
 
 class Retries(Hook):
-    def around_command(self, job: Job, command: Command, proceed: Proceed) -> Run:
+    def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         policy = command.call.retry
         if policy.tries == 1:
             return proceed()
-        first, tries = command.files, []
+        first = command.files
+        tries: list[Run] = []
+        earlier: list[Run] = []
 
         def once() -> Run:
             command.files = _try_files(first, len(tries) + 1)
-            run = proceed().model_copy(update={"try_number": len(tries) + 1})
+            *inner, last = proceed()
+            earlier.extend(inner)
+            run = last.model_copy(update={"try_number": len(tries) + 1})
             tries.append(run)
             return run
 
@@ -43,8 +48,8 @@ class Retries(Hook):
                  wait=wait_exponential_jitter(initial=policy.backoff_s, max=policy.max_backoff_s),
                  retry=retry_if_result(again), retry_error_callback=lambda state: None)(once)
         command.files = first
-        job.runs += [r.model_copy(update={"superseded": True}) for r in tries[:-1]]
-        return tries[-1]
+        return (*earlier, *[r.model_copy(update={"superseded": True}) for r in tries[:-1]],
+                tries[-1])
 
 
 def _try_files(first: Files, n: int) -> Files:

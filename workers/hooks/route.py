@@ -1,12 +1,14 @@
 """Route: a message that reached a worker its cells do not fit (another backend, a host pin
 naming another host, tags this worker lacks) goes on to the queue its cells' route names,
-whole, and nothing of it runs here. Anyone may re-publish signed envelopes; the worker that
-gets them checks them again."""
+and nothing of it runs here: from the first cell that does not fit, the rest of the message
+goes on, whole. Anyone may re-publish signed envelopes; the worker that gets them checks them
+again."""
 
 import logging
+from dataclasses import replace
 
-from workers.hooks import Dropped, Hook
-from workers.in_flight import Job
+from workers.hooks import Hook
+from workers.in_flight import Group
 from workers.offer import Offering
 from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, publish
@@ -19,21 +21,19 @@ log = logging.getLogger(__name__)
 class Route(Hook):
     def __init__(self, offering: Offering, store: Store) -> None:
         self.offering, self.store = offering, store
-        self.forwarded: str | None = None  # the task id of the message passed on last
 
-    def before_cell(self, job: Job) -> None:
-        cell, group = job.cell, job.group
-        queue = cell_queue(cell)
-        # A cell from a queue this worker serves stays here even when it does not fit (a
-        # pinned host that lacks a tag): the policy hook fails it, instead of a loop.
-        if cell.route.fits(self.offering.offer()) or queue in self.offering.consuming:
-            return
-        if self.forwarded == group.task_id:
-            raise Dropped(f"passed on to {queue} with the rest of its message")
-        rest = group.items[group.items.index(job.signed):]
-        publish(self.store.r, [GroupMessage(job.sweep_id, queue, [i.claimed_cell() for i in rest],
-                                            rest)], epoch())
-        self.forwarded = group.task_id
-        log.info("passed %d cells of sweep %s on to %s: worker %s does not fit them",
-                 len(rest), job.sweep_id, queue, self.offering.name)
-        raise Dropped(f"passed on to {queue}")
+    def before_group(self, group: Group) -> Group:
+        for i, item in enumerate(group.cells):
+            queue = cell_queue(item.cell)
+            # A cell from a queue this worker serves stays here even when it does not fit (a
+            # pinned host that lacks a tag): the policy hook fails it, instead of a loop.
+            if item.cell.route.fits(self.offering.offer()) or queue in self.offering.consuming:
+                continue
+            rest = group.cells[i:]
+            publish(self.store.r, [GroupMessage(group.sweep_id, queue,
+                                                [c.cell.id for c in rest],
+                                                [c.signed for c in rest])], epoch())
+            log.info("passed %d cells of sweep %s on to %s: worker %s does not fit them",
+                     len(rest), group.sweep_id, queue, self.offering.name)
+            return replace(group, cells=group.cells[:i])
+        return group

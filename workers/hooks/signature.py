@@ -1,12 +1,18 @@
 """Refuse what the coordinator did not sign: a worker runs a cell only from an envelope whose
-Ed25519 signature verifies against the coordinator's public key (workers/shared/signing.py)."""
+Ed25519 signature verifies against the coordinator's public key (workers/shared/signing.py).
+
+Every envelope of a message is verified once, when the message arrives; the group's `cells`
+are those that verified, and every other hook reads them from there.
+"""
 
 import logging
+from dataclasses import replace
 
-from jobs.spec.envelope import BadEnvelope, decode
-from workers.hooks import Hook, Refused
-from workers.in_flight import Job
+from jobs.spec.envelope import BadEnvelope, Envelope, decode
+from workers.hooks import Hook
+from workers.in_flight import Group, SignedCell
 from workers.shared.clock import now
+from workers.shared.messages import Signed
 from workers.shared.signing import BadSignature, Verifier
 from workers.shared.state import Store
 
@@ -17,21 +23,30 @@ class SignatureCheck(Hook):
     def __init__(self, verifier: Verifier, store: Store, worker: str) -> None:
         self.verifier, self.store, self.worker = verifier, store, worker
 
-    def before_cell(self, job: Job) -> None:
-        data = job.signed.envelope.encode()
+    def before_group(self, group: Group) -> Group:
+        cells = []
+        for item in group.items:
+            why, envelope = self._verify(group, item)
+            if envelope is not None:
+                cells.append(SignedCell(item, envelope))
+            else:
+                self._refuse(group, item, why)
+        return replace(group, cells=tuple(cells))
+
+    def _verify(self, group: Group, item: Signed) -> tuple[str, Envelope | None]:
+        data = item.envelope.encode()
         try:
-            self.verifier.verify(data, job.signed.signature)
+            self.verifier.verify(data, item.signature)
             envelope = decode(data)
         except (BadSignature, BadEnvelope) as error:
-            self._refuse(job, str(error))
-        if envelope.sweep_id != job.sweep_id:
-            self._refuse(job, f"an envelope of sweep {envelope.sweep_id} in a message for "
-                         f"sweep {job.sweep_id}")
-        job.envelope = envelope
+            return str(error), None
+        if envelope.sweep_id != group.sweep_id:
+            return (f"an envelope of sweep {envelope.sweep_id} in a message for sweep "
+                    f"{group.sweep_id}"), None
+        return "", envelope
 
-    def _refuse(self, job: Job, why: str) -> None:
-        claimed = job.signed.claimed_cell()
-        log.warning("refused a message for sweep %s, cell %s: %s", job.sweep_id, claimed, why)
-        self.store.refuse({"at": now(), "worker": self.worker, "sweep_id": job.sweep_id,
-                           "cell": claimed, "why": why, "task_id": job.group.task_id})
-        raise Refused(why)
+    def _refuse(self, group: Group, item: Signed, why: str) -> None:
+        claimed = item.claimed_cell()
+        log.warning("refused a message for sweep %s, cell %s: %s", group.sweep_id, claimed, why)
+        self.store.refuse({"at": now(), "worker": self.worker, "sweep_id": group.sweep_id,
+                           "cell": claimed, "why": why, "task_id": group.task_id})
