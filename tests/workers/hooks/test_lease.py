@@ -31,9 +31,8 @@ def _result(submitted: Submitted, number: int, failure: Failure | None = None
             ) -> AttemptResult:
     cell = submitted.cells[0]
     return AttemptResult(sweep_id=submitted.sweep_id, cell_id=cell.id, attempt=number,
-                         worker="w1", host=facts(),
-                         requested_commit=cell.commit, commit=cell.commit, started=now(), ended=now(),
-                         failure=failure)
+                         worker="w1", host=facts(), requested_commit=cell.commit,
+                         commit=cell.commit, started=now(), ended=now(), failure=failure)
 
 
 def _expiry(submitted: Submitted, name: str = "w1") -> float:
