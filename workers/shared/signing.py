@@ -57,7 +57,10 @@ def signer(path: Path | None) -> Signer:
     if path is None:
         raise UserError("no signing key: set BENCHFLEET_SIGNING_KEY to the coordinator's "
                         "Ed25519 private key (`benchfleet keys generate DIR` makes one)")
-    key = serialization.load_pem_private_key(_read(path, "BENCHFLEET_SIGNING_KEY"), None)
+    try:
+        key = serialization.load_pem_private_key(_read(path, "BENCHFLEET_SIGNING_KEY"), None)
+    except (ValueError, TypeError):
+        key = None  # a public key, a key with a passphrase, not PEM at all
     if not isinstance(key, Ed25519PrivateKey):
         raise UserError(f"{path} is not an Ed25519 private key (BENCHFLEET_SIGNING_KEY)")
     return Signer(key)
@@ -67,7 +70,10 @@ def verifier(path: Path | None) -> Verifier:
     if path is None:
         raise UserError("no verify key: set BENCHFLEET_VERIFY_KEY to the coordinator's Ed25519 "
                         "public key; a worker runs only what the coordinator signed")
-    key = serialization.load_pem_public_key(_read(path, "BENCHFLEET_VERIFY_KEY"))
+    try:
+        key = serialization.load_pem_public_key(_read(path, "BENCHFLEET_VERIFY_KEY"))
+    except ValueError:
+        key = None  # a private key, or not PEM at all
     if not isinstance(key, Ed25519PublicKey):
         raise UserError(f"{path} is not an Ed25519 public key (BENCHFLEET_VERIFY_KEY)")
     return Verifier(key)

@@ -1,0 +1,41 @@
+"""Task messages: written in Celery's own wire format in one pipeline, each remembered as
+pending until a worker takes it."""
+
+import base64
+import json
+
+from tests.support.cells import Submitted
+from workers.shared.messages import GroupMessage, Signed, publish, received, task_ids, wire
+from workers.shared.queues import TASK, backend_queue
+from workers.shared.redis_keys import NEEDS, PENDING
+
+
+def test_a_message_is_queued_in_celerys_format_and_pending(submitted: Submitted) -> None:
+    client, queue = submitted.store.r, backend_queue("cpu")
+    items = [submitted.signed[c.id] for c in submitted.cells]
+    (task_id,) = publish(client, [GroupMessage(submitted.sweep_id, queue,
+                                               [c.id for c in submitted.cells], items)], 100.0)
+    raw = client.lindex(queue, 0)
+    message = json.loads(raw)
+    assert message["headers"]["task"] == TASK and message["headers"]["id"] == task_id
+    args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+    assert args == [submitted.sweep_id, [[i.envelope, i.signature] for i in items]]
+    assert kwargs == {} and task_ids(raw) == task_id
+    pending = json.loads(client.hget(PENDING, task_id))
+    assert pending == {"queue": queue, "sweep_id": submitted.sweep_id,
+                       "cells": [c.id for c in submitted.cells], "at": 100.0}
+    received(client, task_id)
+    assert not client.hexists(PENDING, task_id)
+
+
+def test_a_need_queue_is_announced(submitted: Submitted) -> None:
+    queue = "benchfleet.need.cpu@gpu=gb10"
+    publish(submitted.store.r, [GroupMessage(submitted.sweep_id, queue, [], [])], 1.0)
+    assert submitted.store.r.smembers(NEEDS) == {queue}
+
+
+def test_the_claimed_cell_is_for_reports_only() -> None:
+    assert Signed('{"cell": {"id": "c1"}}', "sig").claimed_cell() == "c1"
+    assert Signed("not json", "sig").claimed_cell() == "?"
+    assert task_ids("not a message") is None
+    assert json.loads(wire(GroupMessage("s", "q", [], [], "t1")))["headers"]["id"] == "t1"
