@@ -20,6 +20,7 @@ from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from tests.support.fleet import cli, fleet_settings
+from tests.support.waits import eventually
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores import CorruptArtifact, get_json
@@ -136,13 +137,8 @@ def commands_of(worker_pid: int) -> list[int]:
 
 def wait_for_command(worker_pid: int, text: str, deadline_s: float = 60.0) -> list[int]:
     """Until the worker runs a command whose command line holds `text`; its pids."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        found = [p for p in commands_of(worker_pid) if text.encode() in _cmdline(p)]
-        if found:
-            return found
-        time.sleep(0.05)  # waiting on another process to start, not standing in for work
-    raise AssertionError(f"worker {worker_pid} never ran a command with {text!r}")
+    return eventually(lambda: [p for p in commands_of(worker_pid) if text.encode() in _cmdline(p)],
+                      deadline_s, f"worker {worker_pid} runs a command with {text!r}")
 
 
 def _cmdline(pid: int) -> bytes:

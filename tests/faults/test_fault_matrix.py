@@ -15,6 +15,7 @@ import pytest
 from runner.demo.redis_server import RedisServer
 from tests.faults.harness import Lab, descendants_gone, kill, lab, wait_for_command
 from tests.support.fleet import cli
+from tests.support.waits import eventually
 from workers.shared.stores import get_json
 from workers.shared.stores.local import LocalStore
 
@@ -32,7 +33,7 @@ def test_sigkill_mid_cell_is_measured_again_without_orphans(tmp_path: Path,
         killed_at = time.monotonic()
         kill(victim)
         lab_.fleet.start("cpu", "rescuer")
-        assert _eventually(lambda: descendants_gone(children), 10), "an orphan outlived its worker"
+        eventually(lambda: descendants_gone(children), 10, "no orphan outlives its worker")
         # Recovered when the killed cell runs again, as a second attempt (until its lease
         # expires it still reads "running", under the dead worker's name).
         lab_.wait(sweep_id, lambda _: lab_.store.state(sweep_id, held).attempt >= 2)
@@ -233,13 +234,6 @@ def _done(lab_: Lab, sweep_id: str) -> int:
     return sum(s.status == "done" for s in lab_.store.states(sweep_id).values())
 
 
-def _eventually(check: object, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return bool(check())  # type: ignore[operator]
 
 
 

@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from runner import processes
 from runner.demo.local_fleet import settings_env
 from runner.demo.redis_server import free_port
 from tests.faults.harness import lab
+from tests.support.waits import eventually
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("flower")
@@ -65,10 +65,5 @@ def _get(port: int, path: str) -> str | None:
 
 
 def _until(check, seconds: float = 60.0):  # type: ignore[no-untyped-def]
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.5)  # waiting on Flower's own event stream, not standing in for work
-    raise AssertionError(f"not seen within {seconds} s")
+    # Flower's own event stream: asking twice a second is often enough.
+    return eventually(check, seconds, "Flower shows it", every_s=0.5)

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from deploy.layout import Layout
 from deploy.services import Launchd, Systemd
 from tests.hosts.netns import Host, Lab
+from tests.support.waits import eventually
 from workers.shared.signing import generate
 
 ROOT = Path(__file__).parents[2]
@@ -190,7 +190,4 @@ def _snapshot(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 def _until(ready: "object", what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not ready():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+    eventually(ready, DEADLINE_S, what, every_s=0.2)  # type: ignore[arg-type]

@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.hosts.netns import Host, Lab
+from tests.support.waits import eventually
 
 ROOT = Path(__file__).parents[2]
 # The killed upload's host sends at most this fast, so the kill lands mid-file in a bounded
@@ -179,12 +179,12 @@ def test_unknown_host_key_is_refused(store_lab: Lab, client_key: Path, tmp_path:
 
 def _wait_for_partial(staging_root: Path, before: set[Path],
                       upload: "subprocess.Popen[bytes]") -> Path:
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
+    def started() -> Path | None:
         assert upload.poll() is None, upload.communicate()
         for folder in set(staging_root.iterdir()) - before if staging_root.is_dir() else ():
             part = folder / "profile.nsys-rep"
             if part.is_file() and part.stat().st_size > 0:
                 return part
-        time.sleep(0.05)
-    raise AssertionError("the upload never started")
+        return None
+
+    return eventually(started, DEADLINE_S, "the upload starts")

@@ -24,6 +24,8 @@ from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.submit import resolve_commits, sign_all
 from tests.support.fleet import arms, fleet_settings
+from tests.support.waits import eventually
+from workers.shared import redis_keys
 from workers.shared.catalogue import SHIPPED
 from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, Signed, publish
@@ -97,16 +99,15 @@ class Fleet:
     def reported(self, match: Callable[[dict[str, str]], bool], count: int = 1
                  ) -> list[dict[str, str]]:
         """The refused log's entries that match, once there are `count` of them."""
-        deadline = time.monotonic() + DEADLINE_S
-        while True:
-            found = [r for r in self.store.refused() if match(r)]
-            if len(found) >= count:
-                return found
-            assert time.monotonic() < deadline, f"not reported: {self.store.refused()}"
-            time.sleep(0.1)
+        def found() -> list[dict[str, str]]:
+            entries = [r for r in self.store.refused() if match(r)]
+            return entries if len(entries) >= count else []
+
+        return eventually(found, DEADLINE_S, f"{count} matching refusals reported "
+                          f"(refused: {self.store.refused()})", every_s=0.1)
 
     def attempts(self, sweep_id: str) -> dict[str, str]:
-        return self.store.r.hgetall(f"benchfleet:sweep:{sweep_id}:attempts")
+        return self.store.r.hgetall(redis_keys.sweep(sweep_id, "attempts"))
 
 
 def envelope(sweep_id: str, cell: Cell, generation: int = 0) -> bytes:
@@ -152,10 +153,8 @@ def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | Non
 def _until_live(store: Store, names: list[str]) -> None:
     from workers.shared.leases import live_workers
 
-    deadline = time.monotonic() + DEADLINE_S
-    while not set(names) <= set(live_workers(store.r)):
-        assert time.monotonic() < deadline, "workers did not start"
-        time.sleep(0.1)
+    eventually(lambda: set(names) <= set(live_workers(store.r)), DEADLINE_S,
+               f"workers {', '.join(names)} live", every_s=0.1)
 
 
 def files_under(folder: Path) -> set[str]:
