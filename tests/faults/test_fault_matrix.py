@@ -48,6 +48,31 @@ def test_sigkill_mid_cell_is_measured_again_without_orphans(tmp_path: Path,
                        "command died with its worker", "recovery_s": round(recovered_s, 1)})
 
 
+# Decodes for far longer than a cancel may take to land.
+VERY_LONG = {"prompt_tokens": 64, "max_tokens": 4000}
+
+
+def test_cancel_mid_command_kills_it_at_once(tmp_path: Path, matrix: list[dict]) -> None:
+    with lab(tmp_path) as lab_:
+        worker = lab_.fleet.start("cpu", "w1")
+        sweep_id = lab_.sweep("cancel", params=VERY_LONG, n=2)
+        children = wait_for_command(worker.pid, "--prompt-tokens")  # cancel *during* it
+        (held,) = [c for c, s in lab_.store.states(sweep_id).items() if s.status == "running"]
+        asked = time.monotonic()
+        done = cli(lab_.settings, "cancel", sweep_id, held)
+        assert done.returncode == 0, done.stderr
+        lab_.wait(sweep_id, lambda states: states[held] == "cancelled", deadline_s=30)
+        cancelled_s = time.monotonic() - asked
+        eventually(lambda: descendants_gone(children), 10, "the cancelled command is gone")
+        state = lab_.store.state(sweep_id, held)
+        assert state is not None and state.reason == "cancelled while measure ran"
+        print(f"cancel landed in {cancelled_s:.2f} s")
+        assert cancelled_s < 15, f"the cancel took {cancelled_s:.1f} s to land"
+        matrix.append({"fault": "cancel of a cell mid-command", "outcome": "the worker's poll "
+                       "woke on its control line; the command's process group was killed and "
+                       "the cell ended cancelled", "recovery_s": round(cancelled_s, 1)})
+
+
 def test_redis_restart_mid_sweep_loses_nothing(tmp_path: Path, matrix: list[dict]) -> None:
     with lab(tmp_path) as lab_:
         lab_.fleet.start("cpu", "w1")
