@@ -5,15 +5,12 @@ as dramatiq's Message.copy does, so a hook never finds a field filled in behind 
 """
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from jobs.spec.cells import Cell
 from jobs.spec.envelope import Envelope
+from workers.plan import Plan
 from workers.shared.clock import now
 from workers.shared.messages import Signed
-
-if TYPE_CHECKING:
-    from workers.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ class Attempt:
     number: int
     started: str = field(default_factory=now)
     # Every command the cell will run, resolved once after its checkout (workers/plan.py).
-    plan: "Plan | None" = None
+    plan: Plan | None = None
 
     @property
     def cell(self) -> Cell:
