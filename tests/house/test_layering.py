@@ -132,3 +132,19 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def test_views_import_only_models_constants_and_formatters() -> None:
+    """Views never recompute: from the domain they take models (classes), constants and the
+    `*_text` formatters, never a function that computes a figure."""
+    computing = {}
+    for name, path in modules():
+        if not name.startswith("jobs.views"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jobs."):
+                bad = [a.name for a in node.names if a.name[0].islower()
+                       and not a.name.endswith("_text")]
+                if bad:
+                    computing[f"{name} from {node.module}"] = bad
+    assert computing == {}
