@@ -1,5 +1,6 @@
 """A user's mistake ends in located sentences and exit 2, never a traceback."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -8,8 +9,9 @@ import pytest
 import redis
 
 from runner.demo.redis_server import RedisServer, free_port
-from tests.support.fleet import Target, arms, cli, sweep_file
+from tests.support.fleet import Target, arms, cli, submit, sweep_file
 from workers.shared.settings import Settings
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 
@@ -119,3 +121,19 @@ def test_a_full_redis_is_named_full_not_a_password(settings: Settings, target: T
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "is full" in done.stderr and "maxmemory" in done.stderr
     assert "password" not in done.stderr
+
+
+def test_status_says_not_finished_while_cells_wait_even_after_a_cancel(
+        settings: Settings, store: Store, target: Target, tmp_path: Path) -> None:
+    # No worker serves this backend, so the cells stay queued; one of them is cancelled.
+    spec = {"name": "unserved", "target": {"repo": str(target.repo), "commits": "main"},
+            "models": ["tinymoe-a3"], "backends": {"nobody": {"build": "tinymoe-build"}},
+            "arms": arms("gather", "fused"), "n": 1}
+    sweep_id = submit(settings, sweep_file(tmp_path, spec))
+    _, cells, _ = store.sweep(sweep_id)
+    assert cli(settings, "cancel", sweep_id, cells[0].id).returncode == 0
+    status = cli(settings, "status", sweep_id, "--json")
+    assert json.loads(status.stdout)["states"] == {"cancelled": 1, "queued": 1}
+    assert status.returncode == 3  # not finished outranks failed (docs/cli.md)
+    assert cli(settings, "cancel", sweep_id, cells[1].id).returncode == 0
+    assert cli(settings, "status", sweep_id).returncode == 1  # ended, and not all done
