@@ -2,7 +2,6 @@
 hold or a traceback: aliases that expand, nesting, huge numbers, huge files."""
 
 import re
-import time
 
 import pytest
 
@@ -21,35 +20,33 @@ def laughs(lines: int) -> str:
     return text
 
 
-def refused(text: str) -> tuple[list[str], float]:
-    start = time.perf_counter()
+def refused(text: str) -> list[str]:
     with pytest.raises(SpecError) as caught:
         load(Sweep, text, "s.yaml")
-    return caught.value.problems, time.perf_counter() - start
+    return caught.value.problems
 
 
 def test_an_alias_bomb_is_refused_before_it_expands() -> None:
-    problems, seconds = refused(laughs(9))
+    problems = refused(laughs(9))
     assert len(problems) == 1, problems
     found = re.fullmatch(r"s\.yaml:1: its aliases expand to ([0-9,]+) values, more than "
                          r"100,000; write the values out or use fewer aliases", problems[0])
     assert found and int(found.group(1).replace(",", "")) > 9 ** 9
-    assert seconds < 5  # it held `submit` 10.8 s, and nine times that per added line
 
 
 def test_deep_nesting_is_refused() -> None:
-    problems, _ = refused("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    problems = refused("a: " + "[" * 5000 + "]" * 5000 + "\n")
     assert problems == [f"s.yaml:1: it nests more than {MAX_DEPTH} levels deep; a sweep needs "
                         "a few"]
 
 
 def test_a_huge_integer_is_refused() -> None:
-    problems, _ = refused(SWEEP.replace("n: 3", "n: " + "9" * 5001))
+    problems = refused(SWEEP.replace("n: 3", "n: " + "9" * 5001))
     assert len(problems) == 1 and "a number of 5,001 characters" in problems[0]
 
 
 def test_a_huge_file_is_refused() -> None:
-    problems, _ = refused("# " + "x" * MAX_BYTES + "\n" + SWEEP)
+    problems = refused("# " + "x" * MAX_BYTES + "\n" + SWEEP)
     assert len(problems) == 1 and "more than 1,048,576" in problems[0]
 
 
