@@ -8,13 +8,21 @@ Exit codes, the same for every command (docs/cli.md):
   130 interrupted (Ctrl-C or SIGTERM); everything the command started was stopped
 """
 
+import signal
 import sys
-from importlib import metadata
 
-import click
-import redis
 
-from jobs.errors import SpecError, UserError
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    # Ctrl-C before main() runs (while click and the rest import) ends as any interrupt does.
+    print("benchfleet: interrupted; stopped what it had started", file=sys.stderr)
+    sys.exit(130)
+
+
+signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import click  # noqa: E402  (after the handler: its import is most of the start-up)
+
+from jobs.errors import SpecError, UserError  # noqa: E402
 
 OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 # Subcommands live one per file in runner/commands/; imported only when called, so a quick
@@ -36,13 +44,14 @@ class Commands(click.Group):
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(metadata.version("benchfleet"), prog_name="benchfleet")
+@click.version_option(package_name="benchfleet", prog_name="benchfleet")  # read when asked
 def cli() -> None:
     """Paired benchmark and profile sweeps across backends, run by Celery workers, combined
     into one record."""
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a KeyboardInterrupt from here on
     try:
         code = cli.main(args=argv, prog_name="benchfleet", standalone_mode=False)
     except click.exceptions.Abort:
@@ -58,15 +67,39 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE
     except UserError as error:
         return _fail(str(error), USAGE)
-    except (redis.AuthenticationError, redis.ResponseError) as error:
-        # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
-        # to redis-py, so it is caught before one
-        return _fail(_refused(error), USAGE)
-    except redis.ConnectionError:
-        return _fail(_unreachable(), USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted; stopped what it had started", INTERRUPTED)
+    except Exception as error:
+        sentence = _redis_sentence(error)
+        if sentence is None:
+            raise
+        return _fail(sentence, USAGE)
     return int(code or 0)
+
+
+def _redis_sentence(error: Exception) -> str | None:
+    """A sentence for Redis refusing or unreachable; None for anything else (a bug: it
+    surfaces). redis-py is imported by the command that used it, never here."""
+    redis = sys.modules.get("redis")
+    if redis is None or not isinstance(error, redis.RedisError):
+        return None
+    if isinstance(error, redis.exceptions.OutOfMemoryError) or "'maxmemory'" in str(error):
+        return _full()
+    if isinstance(error, (redis.AuthenticationError, redis.ResponseError)):
+        # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
+        # to redis-py, so it is caught before one
+        return _refused(error)
+    if isinstance(error, redis.ConnectionError):
+        return _unreachable()
+    return None
+
+
+def _full() -> str:
+    from workers.shared.settings import load_settings, redacted
+
+    url = redacted(load_settings().redis_url)
+    return (f"Redis at BENCHFLEET_REDIS_URL ({url}) is full: it refuses writes past its "
+            "maxmemory; raise maxmemory (with maxmemory-policy noeviction) or free space")
 
 
 def _unreachable() -> str:
@@ -77,12 +110,14 @@ def _unreachable() -> str:
             "the variable at a running one")
 
 
-def _refused(error: redis.RedisError) -> str:
+def _refused(error: Exception) -> str:
     from workers.shared.settings import load_settings, redacted
 
     first = str(error).split(". ")[0].split(" NOTE")[0]
+    auth = any(word in str(error) for word in ("NOAUTH", "WRONGPASS", "password", "auth"))
+    hint = "check the password in the URL" if auth else "see redis-server's log"
     return (f"Redis at BENCHFLEET_REDIS_URL ({redacted(load_settings().redis_url)}) refused: "
-            f"{first}; check the password in the URL")
+            f"{first}; {hint}")
 
 
 def _fail(sentence: str, code: int) -> int:

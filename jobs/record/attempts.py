@@ -3,6 +3,7 @@
 from typing import Literal
 
 from jobs.parsers.readings import BenchReading, Failure, ProfileReading
+from jobs.spec.envelope import PROTOCOL
 from jobs.strict import Strict
 
 CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
@@ -86,7 +87,6 @@ class BuildInfo(Strict):
     reason: str | None = None
 
 
-PROTOCOL = 1  # the task-message and attempt format this code speaks
 
 
 class AttemptResult(Strict):

@@ -17,6 +17,7 @@ from jobs.record.model import SCHEMA, Record, compared_rows
 from jobs.record.parts import ArmRow, Group, Measurement
 from jobs.spec.sweep import Question
 from jobs.statistics.adaptive import walk
+from jobs.statistics.headline import separated_p
 from jobs.statistics.spans import Ratio, Span
 from jobs.studies.moe_decode_gap.answer import bench_ref, control, evidence
 from jobs.studies.moe_decode_gap.verdict import decide
@@ -152,6 +153,10 @@ def _metadata(r: Record) -> list[str]:
             problems.append(f"commit {requested} has measurements but no resolved sha")
     if not r.meta.date:
         problems.append("the record has no date")
+    smallest = None if r.adaptive_max_n else separated_p(r.n, r.n)
+    if r.smallest_p != smallest:
+        problems.append(f"the method's smallest rank-test p is {r.smallest_p}; n = {r.n} "
+                        f"gives {smallest}")
     return problems
 
 

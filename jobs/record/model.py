@@ -23,7 +23,7 @@ from jobs.record.parts import (
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Question, Sweep
 from jobs.statistics.adaptive import Repeats, walk
-from jobs.statistics.headline import Comparison, compare, noise_floor
+from jobs.statistics.headline import Comparison, compare, noise_floor, separated_p
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.answer import Answer, answer
@@ -52,6 +52,9 @@ class Record(Strict):
     baseline: str
     aa_arm: str | None = None
     adaptive_max_n: int | None = None
+    # The smallest two-sided rank-test p two samples of n can reach (when one lies wholly above
+    # the other): above α, no arm of a sweep without adaptive repeats can be called different.
+    smallest_p: float | None = None
     build_recipes: dict[str, str]
     cells_expected: int
     cells_measured: int
@@ -116,6 +119,7 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
         baseline=sweep.baseline.name, aa_arm=sweep.aa_arm.name if sweep.aa_arm else None,
         adaptive_max_n=sweep.adaptive.max_n if sweep.adaptive else None,
+        smallest_p=None if sweep.adaptive else separated_p(sweep.n, sweep.n),
         build_recipes={name: b.build for name, b in sweep.backends.items()},
         cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
         hosts=dict(sorted(hosts.items())),

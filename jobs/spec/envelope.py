@@ -10,11 +10,12 @@ import json
 
 from pydantic import ValidationError, model_validator
 
-from jobs.record.attempts import PROTOCOL
 from jobs.spec.cells import Cell
 from jobs.spec.confine import commit_problem, name_problem
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
+
+PROTOCOL = 1  # the task-message and attempt format this code speaks
 
 
 class Envelope(Strict):

@@ -6,7 +6,6 @@ parameter values, never a command line.
 
 import re
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -117,6 +116,10 @@ class RetryPolicy(Strict):
         return self
 
 
+# One environment variable's name; and the names that by their look take a path.
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+PATH_LIKE = re.compile(r"(_FILE|_PATH|_DIR|_DOT|_LOG|_OUT|_OUTPUT|_DEST)(_|$)")
+
 class Recipe(Strict):
     kind: Kind
     command: list[Arg] | None = None
@@ -125,8 +128,10 @@ class Recipe(Strict):
     timeout_s: float = Field(default=900, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
     params: dict[str, Param] = Field(default_factory=dict)
+    # Env names an arm may set, each named: a pattern such as MLXCEL_* would also admit a
+    # name the target reads as a path (MLXCEL_LOG_FILE=/etc/cron.d/x).
     allow_env: list[str] = Field(default_factory=list)
-    # Env names (globs) an arm may set only to a path, confined to the cell's {out}.
+    # Admitted names whose value is a path: an arm may set them only inside the cell's {out}.
     path_env: list[str] = Field(default_factory=list)
     # The worker's own variables a command may see; secrets are removed otherwise.
     pass_env: list[str] = Field(default_factory=list)
@@ -162,7 +167,17 @@ class Recipe(Strict):
         for arg in self._conditionals():
             if arg.when not in self.params or self.params[arg.when].type != "bool":
                 raise ValueError(f"'when: {arg.when}' must name a bool parameter")
+        self._check_env_names()
         return self
+
+    def _check_env_names(self) -> None:
+        for name in self.allow_env:
+            if not ENV_NAME.fullmatch(name):
+                raise ValueError(f"allow_env: {name!r} is not one variable's name; admit each "
+                                 "name an arm may set (a pattern would admit paths too)")
+            if PATH_LIKE.search(name) and name not in self.path_env:
+                raise ValueError(f"allow_env: {name} reads like a path; list it in path_env "
+                                 "too, so an arm can only point it inside {out}")
 
     def _commands(self) -> list[list[Arg]]:
         variants = list(self.backends.values())
@@ -187,10 +202,10 @@ class Recipe(Strict):
         return not self.backends or backend in self.backends
 
     def env_allowed(self, name: str) -> bool:
-        return any(fnmatchcase(name, pattern) for pattern in self.allow_env)
+        return name in self.allow_env
 
     def path_valued(self, name: str) -> bool:
-        return any(fnmatchcase(name, pattern) for pattern in self.path_env)
+        return name in self.path_env
 
 
 class Probe(Strict):

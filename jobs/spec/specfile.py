@@ -11,12 +11,24 @@ from jobs.errors import SpecError
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
 
+# Limits checked before anything is built from a file, so a hostile or broken one costs
+# milliseconds and a sentence: its size, how deep it nests, how many values its aliases
+# expand to (a "billion laughs" file is a few lines), and how long a number may be.
+MAX_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_VALUES = 100_000
+MAX_DIGITS = 100
+
 
 def load(model: type[M], text: str, source: str) -> tuple[M, yaml.Node]:
     """Parse and validate `text`; raises SpecError listing every problem, one per line."""
+    _within_limits(text, source)
     root = _compose(text, source)
     if not isinstance(root, yaml.MappingNode):
         raise SpecError([f"{source}:1: the file must be a YAML mapping of keys to values"])
+    if (values := _expanded(root, {})) > MAX_VALUES:
+        raise SpecError([f"{source}:1: its aliases expand to {values:,} values, more than "
+                         f"{MAX_VALUES:,}; write the values out or use fewer aliases"])
     _reject_duplicate_keys(root, source)
     try:
         # Strict: `n: "3"` is an error, not 3; YAML already gives numbers as numbers.
@@ -28,6 +40,52 @@ def load(model: type[M], text: str, source: str) -> tuple[M, yaml.Node]:
 
 def located(source: str, root: yaml.Node, problems: Iterable[tuple[Loc, str]]) -> list[str]:
     return [_problem(source, root, loc, message) for loc, message in problems]
+
+
+def _within_limits(text: str, source: str) -> None:
+    """Size, depth and number length, from the parser's events (no recursion, nothing built)."""
+    if len(text) > MAX_BYTES:
+        raise SpecError([f"{source}:1: the file is {len(text):,} characters, more than "
+                         f"{MAX_BYTES:,}; a sweep file is a page of YAML"])
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise SpecError([f"{source}:{_at(event)}: it nests more "
+                                     f"than {MAX_DEPTH} levels deep; a sweep needs a few"])
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif (isinstance(event, yaml.ScalarEvent) and event.style is None
+                  and len(event.value) > MAX_DIGITS and _numeric(event.value)):
+                raise SpecError([f"{source}:{_at(event)}: a number of "
+                                 f"{len(event.value):,} characters; numbers here have at most "
+                                 f"{MAX_DIGITS} digits"])
+    except yaml.YAMLError:
+        return  # composing reports it, located
+
+
+def _at(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark else 1
+
+
+def _numeric(value: str) -> bool:
+    return value.lstrip("+-").replace("_", "").replace(".", "", 1).isdigit()
+
+
+def _expanded(node: yaml.Node, seen: dict[int, int]) -> int:
+    """How many values the node stands for once every alias is expanded (each shared node is
+    counted once per use, computed once). Depth is already bounded by MAX_DEPTH."""
+    if id(node) in seen:
+        return seen[id(node)]
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    seen[id(node)] = total = 1 + sum(_expanded(c, seen) for c in children)
+    return total
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:
@@ -79,9 +137,12 @@ def _child(node: yaml.Node, key: str | int) -> yaml.Node | None:
 
 def _reject_duplicate_keys(node: yaml.Node, source: str) -> None:
     problems: list[str] = []
-    stack = [node]
+    stack, visited = [node], set()
     while stack:
         current = stack.pop()
+        if id(current) in visited:  # an alias: its node was checked where it was anchored
+            continue
+        visited.add(id(current))
         if isinstance(current, yaml.MappingNode):
             seen: set[str] = set()
             for k, v in current.value:

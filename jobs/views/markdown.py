@@ -4,7 +4,7 @@ from jobs.parsers.readings import PathCounts
 from jobs.profiles.attribution import Attribution
 from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
-from jobs.statistics.headline import Comparison, separated_p
+from jobs.statistics.headline import ALPHA, Comparison
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
 from jobs.studies.moe_decode_gap.answer import Answer
 
@@ -198,8 +198,9 @@ def _method(r: Record) -> str:
                 f"comparison is still not yet known, up to {r.adaptive_max_n} per arm; the "
                 "record says when the cap stopped them." if r.adaptive_max_n else
                 f" This sweep has no adaptive repeats: at n = {r.n} against {r.n} the smallest "
-                f"two-sided rank-test p is {separated_p(r.n, r.n):.3g}"
-                + (", so no arm can be called different." if separated_p(r.n, r.n) > 0.05 else "."))
+                f"two-sided rank-test p is {r.smallest_p:.3g}"
+                + (", so no arm can be called different." if (r.smallest_p or 0) > ALPHA
+                   else "."))
     aa = (f" The A/A arm `{r.aa_arm}` runs the baseline again; the largest change its range "
           "allows against the baseline is the noise floor." if r.aa_arm else "")
     return ("## Method\n\n"

@@ -1,1 +1,2 @@
-"""One module per `benchfleet` subcommand: `add(sub)` declares it, `run(args, ...)` does it."""
+"""One module per `benchfleet` subcommand, each defining `command` (a click command) over runner/;
+runner/cli.py imports a module only when its subcommand is called."""

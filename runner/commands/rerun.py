@@ -31,6 +31,7 @@ def command(sweep: str, cells: tuple[str, ...], failed: bool, rebuild: bool) -> 
     console = Console()
     for cell_id, why in outcome.skipped.items():
         console.print(f"not rerun: {cell_id}: {why}", highlight=False, soft_wrap=True)
-    console.print(f"{sweep_id}: {len(outcome.done)} cells queued again"
+    n = len(outcome.done)
+    console.print(f"{sweep_id}: {n} cell{'' if n == 1 else 's'} queued again"
                   f"{' (rebuild)' if rebuild else ''}", highlight=False)
     return 0 if not outcome.skipped else 1

@@ -55,7 +55,8 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
                           f"{r['cell']}: {r['why']}", highlight=False, soft_wrap=True)
     ended = all(s.status in FINAL for s in states.values())
     failed = any(s.status in FINAL - {"done", "skipped"} for s in states.values())
-    return 1 if failed else (0 if ended else 3)
+    # Not finished outranks failed: a sweep with a cell still running has no answer yet.
+    return 3 if not ended else (1 if failed else 0)
 
 
 def _as_json(sweep_id: str, cells: list[Cell], states: dict[str, CellState],

@@ -11,7 +11,7 @@ INSTALL_UV = f"install --quiet --disable-pip-version-check --target .uv uv=={UV_
 FETCH_UV_WITH_PIP = f"-m pip {INSTALL_UV}"
 NO_PYTHON = "no Python 3.11 to 3.13 on PATH (only Python {version} at {path}), so uv installs " \
             "Python 3.12"
-SYNC = "sync --locked --python {python} --extra coordinator --extra worker"
+SYNC = "sync --locked --compile-bytecode --python {python} --extra coordinator --extra worker"
 UV = ".uv/bin/uv"
 APT = "env DEBIAN_FRONTEND=noninteractive apt-get"
 

@@ -1,12 +1,17 @@
 """A user's mistake ends in located sentences and exit 2, never a traceback."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import redis
 
-from runner.demo.redis_server import free_port
-from tests.support.fleet import cli
+from runner.demo.redis_server import RedisServer, free_port
+from tests.support.fleet import Target, arms, cli, submit, sweep_file
 from workers.shared.settings import Settings
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +94,46 @@ def test_record_onto_a_file_says_so(settings: Settings, tmp_path: Path) -> None:
     done = cli(settings, "record", sweep_id, "-o", str(a_file))
     assert done.returncode == 2 and done.stderr.strip() == (
         f"benchfleet: {a_file} is a file; give -o a directory for the record")
+
+
+def test_ctrl_c_while_the_cli_starts_is_a_sentence() -> None:
+    # The interrupt lands after runner.cli is imported and before main() runs: the window in
+    # which click and the rest of the start-up import.
+    program = ("import os, signal, time\nimport runner.cli\n"
+               "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 130
+    assert done.stderr == "benchfleet: interrupted; stopped what it had started\n"
+
+
+def test_a_full_redis_is_named_full_not_a_password(settings: Settings, target: Target,
+                                                  tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "redis") as server:
+        client = redis.Redis.from_url(server.url)
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", "1")  # below what an empty Redis uses: no write fits
+        full = settings.model_copy(update={"redis_url": server.url})
+        spec = {"name": "full", "target": {"repo": str(target.repo), "commits": "main"},
+                "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
+                "arms": arms("gather"), "n": 1}
+        done = cli(full, "submit", str(sweep_file(tmp_path, spec)))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is full" in done.stderr and "maxmemory" in done.stderr
+    assert "password" not in done.stderr
+
+
+def test_status_says_not_finished_while_cells_wait_even_after_a_cancel(
+        settings: Settings, store: Store, target: Target, tmp_path: Path) -> None:
+    # No worker serves this backend, so the cells stay queued; one of them is cancelled.
+    spec = {"name": "unserved", "target": {"repo": str(target.repo), "commits": "main"},
+            "models": ["tinymoe-a3"], "backends": {"nobody": {"build": "tinymoe-build"}},
+            "arms": arms("gather", "fused"), "n": 1}
+    sweep_id = submit(settings, sweep_file(tmp_path, spec))
+    _, cells, _ = store.sweep(sweep_id)
+    assert cli(settings, "cancel", sweep_id, cells[0].id).returncode == 0
+    status = cli(settings, "status", sweep_id, "--json")
+    assert json.loads(status.stdout)["states"] == {"cancelled": 1, "queued": 1}
+    assert status.returncode == 3  # not finished outranks failed (docs/cli.md)
+    assert cli(settings, "cancel", sweep_id, cells[1].id).returncode == 0
+    assert cli(settings, "status", sweep_id).returncode == 1  # ended, and not all done

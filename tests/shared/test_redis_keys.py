@@ -1,4 +1,5 @@
-"""Every Redis key benchfleet writes is named in redis_keys.py, under one prefix."""
+"""Every Redis name in one module, and the one script that spells names out agrees with it;
+no Python module outside redis_keys.py spells a key."""
 
 import ast
 import re
@@ -6,22 +7,31 @@ from pathlib import Path
 
 from workers.shared import redis_keys
 
+LUA = Path(redis_keys.__file__).parent / "lua"
 ROOT = Path(__file__).parents[2]
 KEY = re.compile(r"benchfleet:([a-z]|$)")  # `benchfleet: error ...` is a message, not a key
 
 
-def test_keys_read_back_as_their_layout() -> None:
-    assert redis_keys.sweep("s1") == "benchfleet:sweep:s1"
+def test_the_lease_lookup_in_head_lua_uses_the_same_names() -> None:
+    head = (LUA / "head.lua").read_text()
+    assert f"'{redis_keys.WORKERS}'" in head
+    assert f"'{redis_keys.worker('')}' .. worker" in head
+
+
+def test_no_other_script_spells_a_name_out() -> None:
+    spelled = {p.name for p in LUA.glob("*.lua")
+               if f"'{redis_keys.PREFIX}:" in p.read_text() and p.name != "head.lua"}
+    assert spelled == set()
+
+
+def test_a_sweeps_keys_are_under_its_id_and_in_script_order() -> None:
     assert redis_keys.sweep("s1", "states") == "benchfleet:sweep:s1:states"
-    assert redis_keys.cancel_set("s1") == "benchfleet:sweep:s1:cancel"
-    assert redis_keys.worker("w1") == "benchfleet:worker:w1"
-    assert redis_keys.control_channel("w1") == "benchfleet:worker:w1:control"
-
-
-def test_the_cell_scripts_keys_are_in_their_keys_order() -> None:
     assert redis_keys.cell_script_keys("s1", "attempts") == [
         "benchfleet:sweep:s1:states", "benchfleet:sweep:s1:log", "benchfleet:sweep:s1:events",
         "benchfleet:sweep:s1:attempts"]
+    assert redis_keys.cancel_set("s1") == "benchfleet:sweep:s1:cancel"
+    assert redis_keys.control_channel("w1") == "benchfleet:worker:w1:control"
+    assert redis_keys.worker("w1") == "benchfleet:worker:w1"
 
 
 def test_no_other_module_spells_a_key() -> None:

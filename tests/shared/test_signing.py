@@ -42,7 +42,10 @@ def test_missing_or_wrong_keys_are_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="cannot read .*check BENCHFLEET_VERIFY_KEY"):
         verifier(tmp_path / "absent.pub")
     generate(tmp_path / "c.pem", tmp_path / "c.pub")
-    with pytest.raises(UserError, match="not an Ed25519 private key"):
+    with pytest.raises(UserError, match="is a public key; BENCHFLEET_SIGNING_KEY needs"):
         signer(tmp_path / "c.pub")
-    with pytest.raises(UserError, match="not an Ed25519 public key"):
+    with pytest.raises(UserError, match="is a private key; BENCHFLEET_VERIFY_KEY takes"):
         verifier(tmp_path / "c.pem")
+    (tmp_path / "junk.pem").write_text("not a key\n")
+    with pytest.raises(UserError, match="not an Ed25519 private key"):
+        signer(tmp_path / "junk.pem")

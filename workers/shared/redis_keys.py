@@ -1,6 +1,8 @@
 """Every Redis key, channel and list benchfleet writes, in one place: a reader sees the whole
 layout here, and a rename cannot miss a reader of the old name.
 
+The Lua scripts (lua/) get their keys as KEYS, except head.lua's lookup of a worker's lease,
+which spells WORKERS and `worker()` out (tests/shared/test_redis_keys.py holds them equal).
 Celery's own queue names (`benchfleet.backend.<b>`, ...) follow its dotted style and live in
 queues.py, beside the routing rule they encode.
 """

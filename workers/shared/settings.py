@@ -1,16 +1,20 @@
 """benchfleet's configuration, in one place: environment variables prefixed BENCHFLEET_."""
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from jobs.errors import UserError
 
 _DATA = Path.home() / ".local" / "share" / "benchfleet"
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
+# A list in the environment: a JSON list, or words separated by commas (`gpu=gb10,nvlink`).
+ListSetting = Annotated[list[str], NoDecode]
 
 
 class SftpUrl(str):
@@ -33,15 +37,16 @@ class Settings(BaseSettings):
     # hostname, so identity is a setting, never socket.gethostname() alone.
     host: str | None = None
     # Capability tags a worker offers beyond its backend (`gpu=gb10`, `model:NAME` is added
-    # for every checkpoint found in MODELS_DIR). JSON list in the environment.
-    tags: list[str] = []
+    # for every checkpoint found in MODELS_DIR). A JSON list, or comma-separated.
+    tags: ListSetting = []
     # Ed25519 keys (PEM): the coordinator signs cell envelopes with the private key; workers
     # hold only the public key and run nothing that it does not verify.
     signing_key: Path | None = None
     verify_key: Path | None = None
-    # Target repositories a worker agrees to build (URLs or absolute paths; JSON list).
-    # Empty means "only what the demo and tests create under the workspace's parent".
-    allowed_repos: list[str] = []
+    # Target repositories a worker agrees to build (URLs or absolute paths; a JSON list, or
+    # comma-separated). Empty means "only what the demo and tests create under the
+    # workspace's parent".
+    allowed_repos: ListSetting = []
     # The host lease: one measured command or build per host at a time, across all its workers.
     host_lock: Path = Path.home() / ".cache" / "benchfleet" / "host.lock"
     # The idle gate before a group's first run and after a gap between commands.
@@ -63,6 +68,20 @@ class Settings(BaseSettings):
     ssh_key: Path | None = None
     # The known_hosts file that names the storage host's key (default: ~/.ssh/known_hosts).
     ssh_known_hosts: Path | None = None
+
+    @field_validator("tags", "allowed_repos", mode="before")
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if not text.startswith("["):
+            return [word.strip() for word in text.split(",") if word.strip()]
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(f"{value!r} opens a JSON list but is not one; write it as "
+                             '["a", "b"] or as a,b') from None
 
     @field_validator("redis_url")
     @classmethod
@@ -100,6 +119,8 @@ def load_settings(**overrides: object) -> Settings:
     """The settings from the environment; a bad value is the user's to fix, in one sentence."""
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
+    except SettingsError as error:  # a value the environment source could not decode
+        raise UserError(f"{error}; see the settings in README.md") from None
     except ValidationError as error:
         first = error.errors()[0]
         name = f"BENCHFLEET_{str(first['loc'][0]).upper()}"

@@ -47,6 +47,7 @@ def generate(private: Path, public: Path) -> None:
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
     fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file that already existed
     with os.fdopen(fd, "wb") as f:
         f.write(pem)
     public.write_bytes(key.public_key().public_bytes(
@@ -57,10 +58,14 @@ def signer(path: Path | None) -> Signer:
     if path is None:
         raise UserError("no signing key: set BENCHFLEET_SIGNING_KEY to the coordinator's "
                         "Ed25519 private key (`benchfleet keys generate DIR` makes one)")
+    data = _read(path, "BENCHFLEET_SIGNING_KEY")
+    if b"PUBLIC KEY-----" in data:
+        raise UserError(f"{path} is a public key; BENCHFLEET_SIGNING_KEY needs the private one "
+                        "(coordinator.pem), and only workers take the public one")
     try:
-        key = serialization.load_pem_private_key(_read(path, "BENCHFLEET_SIGNING_KEY"), None)
+        key = serialization.load_pem_private_key(data, None)
     except (ValueError, TypeError):
-        key = None  # a public key, a key with a passphrase, not PEM at all
+        key = None
     if not isinstance(key, Ed25519PrivateKey):
         raise UserError(f"{path} is not an Ed25519 private key (BENCHFLEET_SIGNING_KEY)")
     return Signer(key)
@@ -70,13 +75,17 @@ def verifier(path: Path | None) -> Verifier:
     if path is None:
         raise UserError("no verify key: set BENCHFLEET_VERIFY_KEY to the coordinator's Ed25519 "
                         "public key; a worker runs only what the coordinator signed")
+    data = _read(path, "BENCHFLEET_VERIFY_KEY")
+    if b"PRIVATE KEY-----" in data:
+        raise UserError(f"{path} is a private key; BENCHFLEET_VERIFY_KEY takes the public one "
+                        "(coordinator.pub): a worker must never hold the signing key")
     try:
-        key = serialization.load_pem_public_key(_read(path, "BENCHFLEET_VERIFY_KEY"))
-    except ValueError:
-        key = None  # a private key, or not PEM at all
-    if not isinstance(key, Ed25519PublicKey):
+        pub = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError):
+        pub = None
+    if not isinstance(pub, Ed25519PublicKey):
         raise UserError(f"{path} is not an Ed25519 public key (BENCHFLEET_VERIFY_KEY)")
-    return Verifier(key)
+    return Verifier(pub)
 
 
 def _read(path: Path, setting: str) -> bytes:

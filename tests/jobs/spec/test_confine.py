@@ -7,7 +7,7 @@ import pytest
 from jobs.errors import UserError
 from jobs.spec.confine import commit_problem, inside, name_problem, repo_allowed, repo_problem
 from jobs.spec.envelope import BadEnvelope, decode, encode
-from jobs.spec.recipes import Recipe, env_problems, invocation
+from jobs.spec.recipes import Catalogue, Recipe, env_problems, invocation
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep, catalogue_problems
 from tests.support.samples import SWEEP
@@ -84,7 +84,8 @@ def test_an_envelope_naming_a_path_is_not_an_envelope() -> None:
 def _dot_recipe() -> Recipe:
     return Recipe.model_validate({
         "kind": "bench", "parser": "mlxcel-bench-decode", "command": ["{build}/bench"],
-        "allow_env": ["MLXCEL_*"], "path_env": ["MLXCEL_EXPORT_DECODE_DOT"]})
+        "allow_env": ["MLXCEL_FUSED_MOE", "MLXCEL_EXPORT_DECODE_DOT"],
+        "path_env": ["MLXCEL_EXPORT_DECODE_DOT"]})
 
 
 def test_path_env_lands_in_out_or_is_refused() -> None:
@@ -107,3 +108,22 @@ def test_shipped_mlxcel_recipes_confine_the_dot_export(catalogue) -> None:  # ty
     sweep, _ = load(Sweep, text, "unit.yaml")
     problems = catalogue_problems(sweep, catalogue)
     assert any("outside the cell's {out}" in p for _, p in problems), problems
+
+
+def test_a_recipe_admits_env_names_one_by_one() -> None:
+    base = {"kind": "bench", "parser": "mlxcel-bench-decode", "command": ["{build}/bench"]}
+    with pytest.raises(ValueError, match="'MLXCEL_\\*' is not one variable's name"):
+        Recipe.model_validate({**base, "allow_env": ["MLXCEL_*"]})
+    with pytest.raises(ValueError, match="MLXCEL_LOG_FILE reads like a path; list it in "
+                                         "path_env"):
+        Recipe.model_validate({**base, "allow_env": ["MLXCEL_LOG_FILE"]})
+    ok = Recipe.model_validate({**base, "allow_env": ["MLXCEL_LOG_FILE"],
+                                "path_env": ["MLXCEL_LOG_FILE"]})
+    assert ok.env_allowed("MLXCEL_LOG_FILE") and ok.path_valued("MLXCEL_LOG_FILE")
+    assert not ok.env_allowed("MLXCEL_OTHER")
+
+
+def test_the_shipped_catalogue_refuses_a_log_file_outside_out(catalogue: Catalogue) -> None:
+    for recipe in catalogue.recipes.values():
+        assert not recipe.env_allowed("MLXCEL_LOG_FILE")
+        assert all(not set(name) & set("*?[") for name in recipe.allow_env)

@@ -17,7 +17,7 @@ def recipe(**extra: object) -> Recipe:
         "params": {"prompt": {"type": "str", "default": "x"},
                    "ignore_eos": {"type": "bool", "default": False},
                    "tokens": {"type": "int", "default": 512}},
-        "env": {"MODELS_DIR": "{model_dir}/.."}, "allow_env": ["MLXCEL_*"]}
+        "env": {"MODELS_DIR": "{model_dir}/.."}, "allow_env": ["MLXCEL_FUSED_MOE"]}
     spec.update(extra)
     return Recipe.model_validate(spec)
 
