@@ -1,0 +1,156 @@
+"""History from real sweeps on the stand-in target, through a real worker: a planted step
+(about 8x slower decode) at a known commit, a commit that fails to build, a run on a host the
+idle gate found busy; then confirmation measures the step again and a planted false one."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from jobs.trends.changes import Step
+from jobs.trends.regressions import Candidate
+from runner.local_fleet import LocalFleet, settings_env
+from runner.redis_server import RedisServer
+from runner.target import DEMO_MODELS, make_models
+from runner.trends.confirm import confirm
+from tests.integration.bisect_target import BROKEN, PLANTED, History, make_history
+from tests.integration.conftest import fleet_settings, submit, sweep_file, wait
+from tests.trends.browser import browse
+from workers.fleet.settings import Settings
+from workers.fleet.state import Store
+
+pytestmark = pytest.mark.integration
+SWEEP_DEADLINE_S = 300  # 8 commits and 8 builds: about a minute and a half here
+BUSY_AT = 2  # the commit measured again on a host the gate calls busy
+QUIET = 1000.0  # an idle threshold no load reaches: this shared host is never idle
+
+
+@dataclass(frozen=True)
+class Lab:
+    root: Path
+    history: History
+    settings: Settings
+    env: dict[str, str]
+
+
+def _measure(settings: Settings, root: Path, name: str, history: History,
+             commits: list[str]) -> None:
+    fleet = LocalFleet(settings, root / f"logs-{name}")
+    fleet.start("cpu", f"history-{name}")
+    try:
+        sweep_id = submit(settings, sweep_file(root, spec(history, commits, n=1)))
+        wait(Store.connect(settings.redis_url), sweep_id, SWEEP_DEADLINE_S)
+    finally:
+        fleet.stop()
+
+
+def spec(history: History, commits: list[str], n: int) -> dict[str, object]:
+    """Short decodes: the planted check still makes each several times slower."""
+    return {"name": "history-e2e", "target": {"repo": str(history.repo), "commits": commits},
+            "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
+            "arms": [{"name": "fused", "recipe": "tinymoe-bench-decode", "baseline": True,
+                      "params": {"prompt_tokens": 16, "max_tokens": 32, "warmup_tokens": 2}}],
+            "n": n, "warmup": 0}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    root = tmp_path_factory.mktemp("history")
+    history = make_history(root / "tinymoe")
+    commits = history.commits
+    with RedisServer(root / "redis") as server:
+        quiet = fleet_settings(root, server.url, idle_load1=QUIET)
+        make_models(quiet.models_dir, DEMO_MODELS)
+        _measure(quiet, root, "quiet", history, commits)
+        busy = quiet.model_copy(update={"idle_load1": 0.0})
+        _measure(busy, root, "busy", history, [commits[BUSY_AT]])
+        fleet = LocalFleet(quiet, root / "logs")
+        fleet.start("cpu", "history-confirm")
+        env = {**os.environ, **settings_env(quiet), "COLUMNS": "200",
+               "BENCHFLEET_HISTORY_DB": str(root / "history.sqlite")}
+        try:
+            yield Lab(root, history, quiet, env)
+        finally:
+            fleet.stop()
+
+
+def benchfleet(lab: Lab, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "runner.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=lab.root, env=lab.env)
+
+
+def test_the_planted_step_is_found_at_its_commit_and_the_busy_run_is_not_used(
+        lab: Lab) -> None:
+    done = benchfleet(lab, "history", "--rebuild", "--json", "--metric", "decode_tps")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    [series] = found["series"]
+    commits = lab.history.commits
+    placed = [p["commit"] for p in series["points"]]
+    assert placed == sorted([c for i, c in enumerate(commits) if i != BROKEN]
+                            + [commits[BUSY_AT]], key=commits.index)
+    busy = [p for p in series["points"] if p["flags"]]
+    assert [p["commit"] for p in busy] == [commits[BUSY_AT]]
+    assert busy[0]["used"] is False and "host not idle" in busy[0]["flags"]
+    kept = [(commit, step) for commit, step in series["steps"] if step["kept"]]
+    seen = [(round(p["mean"], 1), p["flags"]) for p in series["points"]]
+    assert [c for c, _ in kept] == [commits[PLANTED]], (seen, series["steps"])
+    assert kept[0][1]["change"] < -0.5  # the planted check makes decode several times slower
+    assert kept[0][1]["segment_before"] == 5  # commits 0-3 and 5: the busy point is not in it
+    assert any("does not compile" in s or "build" in s for s in found["problems"])
+    [bed] = found["testbeds"]
+    assert "chip" in bed["fields"] and "hostname" not in bed["fields"]
+
+
+def test_the_index_rebuilds_from_the_store_and_the_tables_name_the_step(lab: Lab) -> None:
+    (lab.root / "history.sqlite").unlink()
+    done = benchfleet(lab, "history", "--metric", "decode_tps")
+    assert done.returncode == 0, done.stderr
+    assert f"step at {lab.history.commits[PLANTED][:12]}" in done.stdout
+    assert "candidate" in done.stdout and "(not used)" in done.stdout
+
+
+def test_confirmation_confirms_the_step_and_exits_1(lab: Lab) -> None:
+    done = benchfleet(lab, "regressions", "--confirm", "--json", timeout=400)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout[done.stdout.index("{"):])
+    [row] = found["candidates"]
+    assert (row["state"], row["candidate"]["commit"]) == ("confirmed",
+                                                         lab.history.commits[PLANTED])
+    assert row["verdict"]["comparison"]["answer"] == "differs"
+    assert found["tally"][row["candidate"]["testbed"]]["confirmed"] == 1
+    again = benchfleet(lab, "regressions")
+    assert again.returncode == 1 and "confirmed: " in again.stdout
+
+
+def test_a_planted_false_step_is_refuted(lab: Lab) -> None:
+    commits = lab.history.commits
+    sweep = json.loads(benchfleet(lab, "history", "--json").stdout)["series"][0]["points"][1]
+    false = Candidate(testbed="t", model="tinymoe-a3", arm="fused", metric="decode_tps",
+                      commit=commits[2], before=commits[1], commits_spanned=1,
+                      sweep=sweep["sweep_id"],
+                      step=Step(index=2, before=220.0, after=180.0, change=-0.18, pvalue=0.001,
+                                spread=5.0, multiple=8.0, steppiness=0.9, segment_before=3,
+                                segment_after=3, kept=True, dropped_by=[]))
+    verdict = confirm(lab.settings, false, print)
+    assert verdict.state == "not confirmed", verdict.reason
+
+
+def test_the_published_site_goes_from_the_index_to_a_point_to_its_record(lab: Lab) -> None:
+    site = lab.root / "site"
+    done = benchfleet(lab, "publish", "-o", str(site))
+    assert done.returncode == 0, done.stderr
+    shots = Path(os.environ.get("BENCHFLEET_SCREENSHOTS", lab.root / "shots"))
+    visited = browse(site, shots, "fused", lab.history.commits[PLANTED])
+    shown = json.loads(benchfleet(lab, "history", "--json", "--arm", "fused", "--metric",
+                                  "decode_tps").stdout)["series"][0]["points"]
+    # 8 commits, one twice (the busy run), and the confirmation sweeps' points since.
+    assert visited["plotted"] == len(shown) >= 9
+    assert visited["flagged"] == 1 and visited["step"] == 1
+    assert "check passes" in visited["tooltip"] or "check fails" in visited["tooltip"]
+    assert visited["record"].startswith("Record ") and visited["regressions"] == "confirmed"
