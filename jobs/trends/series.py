@@ -43,6 +43,7 @@ def record_points(record: Record, source: str) -> tuple[list[Point], dict[str, T
     ok = record.check.ok if record.check else None
     points = []
     for group in record.groups:
+        flags = _flags(group)
         for row in group.rows:
             bed = _row_testbed(row, beds)
             if bed is None:
@@ -54,7 +55,7 @@ def record_points(record: Record, source: str) -> tuple[list[Point], dict[str, T
                 points.append(Point(
                     testbed=bed, model=group.model, arm=row.arm, metric=metric,
                     commit=group.commit, sweep_id=record.sweep_id, created=record.created,
-                    span=span, flags=_flags(group, row.arm), check_ok=ok,
+                    span=span, flags=flags.get(row.arm, []), check_ok=ok,
                     mlx_pin=record.meta.mlx_pins.get(group.commit), source=source))
     return points, beds
 
@@ -66,8 +67,13 @@ def _row_testbed(row: ArmRow, beds: Mapping[str, Testbed]) -> str | None:
     return ids.pop() if len(ids) == 1 else None
 
 
-def _flags(group: Group, arm: str) -> list[str]:
-    return sorted({f for m in group.measurements if m.arm == arm for f in m.flags})
+def _flags(group: Group) -> dict[str, list[str]]:
+    """Per arm, every flag its measurements carry (one pass over the group)."""
+    found: dict[str, set[str]] = {}
+    for m in group.measurements:
+        if m.flags:
+            found.setdefault(m.arm, set()).update(m.flags)
+    return {arm: sorted(flags) for arm, flags in found.items()}
 
 
 def aa_floors(record: Record, beds: Mapping[str, Testbed]) -> list[tuple[str, str, float]]:

@@ -154,3 +154,18 @@ def test_the_published_site_goes_from_the_index_to_a_point_to_its_record(lab: La
     assert visited["flagged"] == 1 and visited["step"] == 1
     assert "check passes" in visited["tooltip"] or "check fails" in visited["tooltip"]
     assert visited["record"].startswith("Record ") and visited["regressions"] == "confirmed"
+
+
+def test_a_torn_attempt_is_named_and_its_point_left_out(lab: Lab) -> None:
+    commits = lab.history.commits
+    torn = commits[-1]
+    # Only the first sweep measured the last commit (cell folders start with its sha).
+    [stdout] = (lab.root / "artifacts").glob(f"history-e2e-2*/{torn[:12]}-*/attempt-*/"
+                                             "measure.stdout.txt")
+    stdout.write_text(stdout.read_text() + "torn\n")
+    done = benchfleet(lab, "history", "--rebuild", "--json", "--arm", "fused", "--metric",
+                      "decode_tps")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert any("does not match its sha256" in s for s in found["problems"])
+    assert torn not in [p["commit"] for p in found["series"][0]["points"]]
