@@ -1,5 +1,9 @@
 """Testbeds: made from the one host probe, never from the hostname; a setting names one."""
 
+import os
+import subprocess
+import sys
+
 from jobs.attempts import HostFacts
 from jobs.trends.fingerprint import FIELDS, clashes, host_testbed, nominal_gb, stable_fields
 from workers.host import facts
@@ -47,3 +51,11 @@ def test_this_hosts_probe_gives_its_fields() -> None:
     fields = stable_fields(host)
     assert fields["chip"] == host.chip and fields["arch"] == host.arch
     assert set(fields) <= set(FIELDS)
+
+
+def test_the_worker_setting_reaches_the_probe() -> None:
+    # facts() is probed once per process: ask a fresh one.
+    code = "from workers.host import facts; print(facts().testbed)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "BENCHFLEET_TESTBED": "gb10-bench"}, timeout=60)
+    assert done.stdout.strip() == "gb10-bench", done.stderr
