@@ -59,7 +59,7 @@ def seed(root: Path) -> tuple[Record, float]:
         finally:
             fleet.stop()
         start = time.perf_counter()
-        record = gather_stored(LocalStore(settings.artifacts), sweep_id)
+        record = gather_stored(LocalStore(Path(settings.artifacts)), sweep_id)
         return record, time.perf_counter() - start
 
 

@@ -4,11 +4,12 @@ regressions page."""
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
-def browse(site: Path, shots: Path, arm: str, step_commit: str) -> dict[str, object]:
+def browse(site: Path, shots: Path, arm: str, step_commit: str) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     shots.mkdir(parents=True, exist_ok=True)
@@ -22,7 +23,7 @@ def browse(site: Path, shots: Path, arm: str, step_commit: str) -> dict[str, obj
             decode.get_by_role("link", name=arm, exact=True).click()
             page.wait_for_selector("#plot circle")
             page.screenshot(path=str(shots / "history-series.png"), full_page=True)
-            seen: dict[str, object] = {
+            seen: dict[str, Any] = {
                 "plotted": page.locator("#plot circle").count(),
                 "flagged": page.locator("#plot circle.flagged").count(),
                 "step": page.locator("#plot text", has_text=step_commit[:8]).count()}

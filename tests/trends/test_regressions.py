@@ -37,8 +37,8 @@ def test_a_flagged_point_is_shown_but_not_fit() -> None:
 
 
 def test_a_step_across_a_gap_spans_its_commits() -> None:
-    points = [p.model_copy(update={"position": p.position + (3 if p.position >= 12 else 0)})
-              for p in _series()]
+    points = [p.model_copy(update={"position": i + (3 if i >= 12 else 0)})
+              for i, p in enumerate(_series())]
     [c] = candidates(with_steps(("b", "m", "a", "decode_tps"), points, Thresholds()))
     assert c.commits_spanned == 4
 
