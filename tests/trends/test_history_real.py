@@ -18,6 +18,7 @@ from runner.local_fleet import LocalFleet, settings_env
 from runner.redis_server import RedisServer
 from runner.target import DEMO_MODELS, make_models
 from runner.trends.confirm import confirm
+from runner.trends.handoff import bisect_step
 from tests.integration.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.integration.conftest import fleet_settings, submit, sweep_file, wait
 from tests.trends.browser import browse
@@ -175,3 +176,20 @@ def test_a_torn_attempt_is_named_and_its_point_left_out(lab: Lab) -> None:
     found = json.loads(done.stdout)
     assert any("does not match its sha256" in s for s in found["problems"])
     assert torn not in [p["commit"] for p in found["series"][0]["points"]]
+
+
+def test_a_confirmed_step_over_two_commits_is_handed_to_bisect(lab: Lab) -> None:
+    commits = lab.history.commits
+    points = json.loads(benchfleet(lab, "history", "--json", "--arm", "fused", "--metric",
+                                   "decode_tps").stdout)["series"][0]["points"]
+    # As if commit 6 had never been measured: the step spans 5..7.
+    wide = Candidate(testbed="t", model="tinymoe-a3", arm="fused", metric="decode_tps",
+                     commit=commits[PLANTED + 1], before=commits[PLANTED - 1],
+                     commits_spanned=2, sweep=points[0]["sweep_id"],
+                     step=Step(index=10, before=130.0, after=12.0, change=-0.9, pvalue=1e-5,
+                               spread=20.0, multiple=5.0, steppiness=0.7, segment_before=10,
+                               segment_after=4, kept=True, dropped_by=[]))
+    assert confirm(lab.settings, wide, print).state == "confirmed"
+    written = bisect_step(lab.settings, wide, lab.root / "bisects", print)
+    found = json.loads(written.with_suffix(".json").read_text())
+    assert (found["outcome"], found["culprit"]) == ("found", commits[PLANTED])
