@@ -22,8 +22,8 @@ from deploy.layout import Layout
 from deploy.remote import Remote
 from deploy.services import Service, choose
 from jobs.errors import UserError
-from workers.fleet.artifacts import sha256_file
-from workers.fleet.sftp_store import REMOTE_SHA256
+from workers.shared.stores.local import sha256_file
+from workers.shared.stores.sftp import REMOTE_SHA256
 
 MIN_PYTHON = (3, 11)
 # Facts deploy needs from the host, and the marker environment its wheels are chosen for.

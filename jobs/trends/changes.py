@@ -10,7 +10,7 @@ from statistics import fmean, pstdev
 
 from otava.analysis import compute_change_points
 
-from jobs.model import Strict
+from jobs.strict import Strict
 
 # Otava's defaults for a series of benchmark means; a window this wide sees a step whole.
 MAX_PVALUE = 0.01

@@ -1,6 +1,6 @@
 """A testbed: the stable facts of a host that a measurement depends on, and their fingerprint.
 
-The facts come from the one host probe (workers/host.py) that `benchfleet hosts` shows and the
+The facts come from the one host probe (workers/host_facts.py) that `benchfleet hosts` shows and the
 record's host table prints. Never the hostname (CI runners and namespace hosts share or change
 theirs) nor a clock. Memory is the machine's nominal size (the probe reads a little less: the
 kernel keeps some), so a kernel update never splits a history. The MLX pin is a fact of the
@@ -11,8 +11,8 @@ does not: a pin bump is a change to find, not a new testbed.
 import hashlib
 import json
 
-from jobs.attempts import HostFacts
-from jobs.model import Strict
+from jobs.record.attempts import HostFacts
+from jobs.strict import Strict
 
 # The declared fields, in the order `history` shows them.
 FIELDS = ("chip", "gpu", "driver", "cuda", "os", "os_build", "arch", "memory_gb",

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from statistics import median
 from typing import Literal
 
-from jobs.compare import Comparison, compare, noise_floor
-from jobs.model import Strict
-from jobs.stats import Span
+from jobs.statistics.headline import Comparison, compare, noise_floor
+from jobs.strict import Strict
+from jobs.statistics.spans import Span
 from jobs.trends.changes import Step
 
 State = Literal["candidate", "confirmed", "not confirmed", "not settled"]

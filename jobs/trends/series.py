@@ -3,10 +3,10 @@ figures as the record holds them (never recomputed), its flags and where it came
 
 from collections.abc import Mapping
 
-from jobs.compare import noise_floor
-from jobs.record import Record
-from jobs.record_parts import ArmRow, Group
-from jobs.stats import Span
+from jobs.statistics.headline import noise_floor
+from jobs.record.model import Record
+from jobs.record.parts import ArmRow, Group
+from jobs.statistics.spans import Span
 from jobs.trends.fingerprint import Testbed, host_testbed
 
 # The row figures a series follows; higher is better for all of them.
@@ -78,7 +78,7 @@ def _flags(group: Group) -> dict[str, list[str]]:
 
 def aa_floors(record: Record, beds: Mapping[str, Testbed]) -> list[tuple[str, str, float]]:
     """(testbed, metric, floor) of every group that measured an A/A arm: the floor its own
-    comparisons use (jobs/record.py), the largest change the A/A range allows."""
+    comparisons use (jobs/record/model.py), the largest change the A/A range allows."""
     floors = []
     for group in record.groups:
         base = next((r for r in group.rows if r.baseline), None)

@@ -5,7 +5,7 @@ the regressions. The site draws these; it recomputes no figure a record holds.""
 import hashlib
 from collections.abc import Sequence
 
-from jobs.model import Strict
+from jobs.strict import Strict
 from jobs.trends.regressions import Listed
 from jobs.trends.timeline import Series, SeriesPoint
 

@@ -1,7 +1,7 @@
 """A series as `history` shows it and the site draws it: its points in the target's order,
 the steps in its used points, and the regression candidates among them."""
 
-from jobs.model import Strict
+from jobs.strict import Strict
 from jobs.trends.changes import Step, Thresholds, find_steps
 from jobs.trends.regressions import Candidate
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.check import check_record
+from jobs.record.check import check_record
 from jobs.errors import UserError
 from runner.records import check_artifacts, load
 

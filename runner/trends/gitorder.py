@@ -3,7 +3,7 @@
 import subprocess
 
 from jobs.errors import UserError
-from runner.history import _git, _readable  # bisect's reading of a local or remote target
+from runner.bisect.first_parents import _git, _readable  # bisect's reading of a local or remote target
 
 
 def mainline(repo: str, branch: str = "HEAD") -> list[str]:

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from jobs.errors import UserError
 from jobs.trends.imports import Imported, imported_points
 from jobs.trends.series import Point
-from workers.fleet.artifacts import ArtifactStore, get_json, put_json
+from workers.shared.stores.local import ArtifactStore, get_json, put_json
 
 IMPORTS = "history-imports"
 _LIST = f"{IMPORTS}/index.json"

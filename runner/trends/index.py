@@ -14,7 +14,7 @@ from runner.records import gather_stored
 from runner.trends.gitorder import mainline
 from runner.trends.imports import IMPORTS, stored_imports
 from runner.trends.verdicts import VERDICTS
-from workers.fleet.artifacts import ArtifactStore
+from workers.shared.stores.local import ArtifactStore
 
 _SCHEMA = """
 CREATE TABLE points (testbed TEXT, model TEXT, arm TEXT, metric TEXT, commit_sha TEXT,

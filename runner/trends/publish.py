@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.errors import UserError
-from jobs.markdown import render
+from jobs.views.markdown import render
 from jobs.trends.changes import Thresholds
 from jobs.trends.regressions import listed
 from jobs.trends.site import SiteIndex, overview, series_id
@@ -19,7 +19,7 @@ from runner.records import gather_stored
 from runner.trends.index import connect
 from runner.trends.query import series
 from runner.trends.verdicts import verdicts
-from workers.fleet.artifacts import ArtifactStore
+from workers.shared.stores.local import ArtifactStore
 
 ASSETS = Path(__file__).parent / "assets"
 _PAGE = """<!doctype html>

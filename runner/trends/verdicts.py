@@ -5,7 +5,7 @@ rebuilt index still knows."""
 from pydantic import ValidationError
 
 from jobs.trends.regressions import Verdict
-from workers.fleet.artifacts import ArtifactStore, get_json, put_json
+from workers.shared.stores.local import ArtifactStore, get_json, put_json
 
 VERDICTS = "history-verdicts/verdicts.json"
 

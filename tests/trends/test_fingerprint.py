@@ -4,9 +4,9 @@ import os
 import subprocess
 import sys
 
-from jobs.attempts import HostFacts
+from jobs.record.attempts import HostFacts
 from jobs.trends.fingerprint import FIELDS, clashes, host_testbed, nominal_gb, stable_fields
-from workers.host import facts
+from workers.host_facts import facts
 
 _H200 = HostFacts(hostname="lab-1", os="Ubuntu 24.04.1 LTS", kernel="6.8.0-45", arch="x86_64",
                   cpu="Intel Xeon Platinum 8480+", chip="NVIDIA H200 sm_90",
@@ -55,7 +55,7 @@ def test_this_hosts_probe_gives_its_fields() -> None:
 
 def test_the_worker_setting_reaches_the_probe() -> None:
     # facts() is probed once per process: ask a fresh one.
-    code = "from workers.host import facts; print(facts().testbed)"
+    code = "from workers.host_facts import facts; print(facts().testbed)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "BENCHFLEET_TESTBED": "gb10-bench"}, timeout=60)
     assert done.stdout.strip() == "gb10-bench", done.stderr

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.target import make_target_repo
+from runner.demo.target_repo import make_target_repo
 
 SAMPLES = Path(__file__).parents[1] / "samples"
 CSV_OK = SAMPLES / "pylm_m3ultra_2026-11-30_measure_single_qwen3-30b-a3b-4bit.csv"

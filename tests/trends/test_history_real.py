@@ -14,16 +14,16 @@ import pytest
 
 from jobs.trends.changes import Step
 from jobs.trends.regressions import Candidate
-from runner.local_fleet import LocalFleet, settings_env
-from runner.redis_server import RedisServer
-from runner.target import DEMO_MODELS, make_models
+from runner.demo.local_fleet import LocalFleet, settings_env
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models
 from runner.trends.confirm import confirm
 from runner.trends.handoff import bisect_step
-from tests.integration.bisect_target import BROKEN, PLANTED, History, make_history
-from tests.integration.conftest import fleet_settings, submit, sweep_file, wait
+from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
+from tests.support.fleet import fleet_settings, submit, sweep_file, wait
 from tests.trends.browser import browse
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.settings import Settings
+from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 SWEEP_DEADLINE_S = 300  # 8 commits (and 8 builds the first time): about a minute here

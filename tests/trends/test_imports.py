@@ -7,7 +7,7 @@ import pytest
 from jobs.errors import UserError
 from jobs.trends.imports import Imported, imported_points
 from runner.trends.imports import import_file, read_import, stored_imports
-from workers.fleet.artifacts import LocalStore
+from workers.shared.stores.local import LocalStore
 
 SAMPLES = Path(__file__).parents[1] / "samples"
 CSV_OK = SAMPLES / "pylm_m3ultra_2026-11-30_measure_single_qwen3-30b-a3b-4bit.csv"

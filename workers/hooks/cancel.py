@@ -11,12 +11,12 @@ import logging
 
 import redis
 
-from jobs.attempts import Run
+from jobs.record.attempts import Run
 from workers.execute import Cancelled, Command
-from workers.fleet.leases import worker_key
-from workers.fleet.state import key
+from workers.shared.leases import worker_key
+from workers.shared.state import key
 from workers.hooks import Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
 
 log = logging.getLogger(__name__)
 
