@@ -4,13 +4,13 @@ artifact store, as `benchfleet record` makes it) or a record JSON file."""
 from collections.abc import Callable
 from pathlib import Path
 
+from jobs.compare.sweeps import SideBySide, commit_of, side_by_side
 from jobs.errors import UserError
 from jobs.record.model import Record
-from jobs.compare.sweeps import SideBySide, commit_of, side_by_side
 from runner import records
-from workers.shared.stores.local import open_store
 from workers.shared.settings import load_settings
 from workers.shared.state import Store
+from workers.shared.stores.local import open_store
 
 
 def compare(old: str, new: str | None, commits: tuple[str, str] | None, factor: float,

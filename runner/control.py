@@ -9,18 +9,18 @@ queued cells at once and tells the worker running a cell to kill its command.
 import json
 from dataclasses import dataclass
 
+from jobs.errors import UserError
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
-from jobs.errors import UserError
 from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
-from workers.shared.stores.local import ArtifactStore
-from workers.shared.signing import Signer
+from workers.hooks.cancel import cancel_set, control_channel
 from workers.shared.leases import live_workers
 from workers.shared.messages import Signed, publish
 from workers.shared.queues import host_queue
+from workers.shared.signing import Signer
 from workers.shared.state import Store, epoch
-from workers.hooks.cancel import cancel_set, control_channel
+from workers.shared.stores.local import ArtifactStore
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,17 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from jobs.record.attempts import FINAL, AttemptResult, CellState
-from jobs.spec.cells import Cell
-from jobs.record.check import check_record, differences
 from jobs.errors import UserError
-from jobs.views.markdown import render
-from jobs.strict import Strict
-from jobs.record.rawdata import files as raw_files
+from jobs.record.attempts import FINAL, AttemptResult, CellState
+from jobs.record.check import check_record, differences
 from jobs.record.model import SCHEMA, Check, Record, build_record
 from jobs.record.parts import Evidence
+from jobs.record.rawdata import files as raw_files
+from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
+from jobs.strict import Strict
+from jobs.views.markdown import render
+from workers.shared.state import Store
 from workers.shared.stores.local import (
     MANIFEST,
     ArtifactStore,
@@ -32,7 +33,6 @@ from workers.shared.stores.local import (
     open_store,
     put_json,
 )
-from workers.shared.state import Store
 
 SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
 SWEEP_FILE_PROTOCOL = 1

@@ -8,19 +8,19 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from jobs.errors import SpecError, UserError
 from jobs.spec.cells import Cell, expand
 from jobs.spec.envelope import encode, spec_hash
-from jobs.errors import SpecError, UserError
 from jobs.spec.specfile import load, located
 from jobs.spec.sweep import Sweep, catalogue_problems
 from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
-from workers.shared.stores.local import open_store
 from workers.shared.catalogue import load_catalogue
-from workers.shared.signing import Signer, signer
 from workers.shared.messages import GroupMessage, Signed, publish
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
+from workers.shared.signing import Signer, signer
 from workers.shared.state import Store, epoch, now
+from workers.shared.stores.local import open_store
 
 _REMOTE = re.compile(r"^([a-z+]+://|[^/]+@[^/:]+:)")
 _SHA = re.compile(r"^[0-9a-f]{40}$")

@@ -7,8 +7,8 @@ is re-queued from the envelopes the coordinator stored (workers/shared/recovery.
 
 from celery import Celery
 
-from workers.shared.settings import Settings, load_settings
 from workers.remote_control import restrict
+from workers.shared.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> Celery:

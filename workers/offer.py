@@ -16,9 +16,9 @@ import redis
 from celery import bootsteps
 
 from jobs.spec.routing import Offer, auto_tags
+from workers.probe import checkpoints, probe
 from workers.shared.leases import IDLE_RENEW_S, Lease
 from workers.shared.queues import NEEDS, backend_queue, host_queue, is_need, need_route
-from workers.probe import checkpoints, probe
 
 log = logging.getLogger(__name__)
 # Toolchains and GPUs change rarely: probe them again this often; checkpoints every tick.

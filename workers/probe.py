@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from jobs.record.capabilities import Capabilities
-from workers.shared.state import now
 from workers.host_facts import facts
+from workers.shared.state import now
 
 # The toolchains a target's builds use, each asked for its version.
 TOOLCHAINS = {"cargo": ["cargo", "--version"], "rustc": ["rustc", "--version"],

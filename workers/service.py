@@ -18,14 +18,6 @@ from celery import Celery, bootsteps
 from jobs.errors import UserError
 from workers import orphans
 from workers.app import create_app
-from workers.shared.stores.local import open_store
-from workers.shared.catalogue import load_catalogue
-from workers.shared.signing import verifier
-from workers.shared.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
-from workers.shared.queues import TASK
-from workers.shared.recovery import recover, take_over
-from workers.shared.settings import Settings
-from workers.shared.state import Store
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
@@ -39,6 +31,14 @@ from workers.hooks.route import Route
 from workers.hooks.signature import SignatureCheck
 from workers.host_facts import facts
 from workers.offer import Offering, offer_step
+from workers.shared.catalogue import load_catalogue
+from workers.shared.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
+from workers.shared.queues import TASK
+from workers.shared.recovery import recover, take_over
+from workers.shared.settings import Settings
+from workers.shared.signing import verifier
+from workers.shared.state import Store
+from workers.shared.stores.local import open_store
 from workers.task import Context, run_group
 from workers.workspace import Workspace
 

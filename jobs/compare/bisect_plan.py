@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.statistics.headline import ALPHA, Comparison, compare, separated_p
-from jobs.strict import Strict
 from jobs.statistics.spans import Span, ratio_text
+from jobs.strict import Strict
 
 Metric = Literal["decode tok/s", "prefill tok/s"]  # both: higher is better
 Verdict = Literal["good", "bad", "not yet known", "ambiguous", "untestable", "unmeasured"]

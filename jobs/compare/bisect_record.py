@@ -7,8 +7,8 @@ can still show any round with its provenance.
 
 from jobs.compare.bisect_plan import Judgement, Outcome, Request, Rule
 from jobs.statistics.headline import Comparison
-from jobs.strict import Strict
 from jobs.statistics.spans import ratio_text, span_text
+from jobs.strict import Strict
 
 SCHEMA = 1
 

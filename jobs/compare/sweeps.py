@@ -11,13 +11,13 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
-from jobs.statistics.adaptive import METRICS
-from jobs.statistics.headline import Comparison, compare, noise_floor
 from jobs.errors import UserError
-from jobs.strict import Strict
 from jobs.record.model import Record
 from jobs.record.parts import Group
+from jobs.statistics.adaptive import METRICS
+from jobs.statistics.headline import Comparison, compare, noise_floor
 from jobs.statistics.spans import Span, ratio_text, span_text
+from jobs.strict import Strict
 
 SCHEMA = 1
 DEFAULT_FACTOR = 1.1  # asv's default: a tenth faster or slower is worth a line

@@ -9,9 +9,9 @@ token minus the profiled kernel time of one; a negative difference is shown as i
 
 import re
 
-from jobs.strict import Strict
-from jobs.profiles.phases import EvidenceRule, PhaseRules
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
+from jobs.profiles.phases import EvidenceRule, PhaseRules
+from jobs.strict import Strict
 
 UNCLASSIFIED = "unclassified"
 # How close launches per token must come to a whole multiple of the MoE calls per token.

@@ -4,9 +4,9 @@ order, so a rerun or a lost worker is visible in the record instead of smoothed 
 from collections.abc import Sequence
 
 from jobs.record.attempts import AttemptResult
+from jobs.record.parts import Measurement
 from jobs.spec.cells import Cell
 from jobs.strict import Strict
-from jobs.record.parts import Measurement
 
 
 class AttemptEntry(Strict):

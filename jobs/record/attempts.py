@@ -2,8 +2,8 @@
 
 from typing import Literal
 
-from jobs.strict import Strict
 from jobs.parsers.readings import BenchReading, Failure, ProfileReading
+from jobs.strict import Strict
 
 CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
                      "skipped"]

@@ -11,14 +11,14 @@ record with one rebuilt from its artifacts (`benchfleet check --artifacts`).
 import math
 from dataclasses import dataclass
 
-from jobs.statistics.adaptive import walk
-from jobs.studies.moe_decode_gap.answer import bench_ref, control, evidence
 from jobs.profiles.attribution import UNCLASSIFIED
 from jobs.record.fidelity import HostRun, RunIndex, flags
 from jobs.record.model import SCHEMA, Record, compared_rows
 from jobs.record.parts import ArmRow, Group, Measurement
-from jobs.statistics.spans import Ratio, Span
 from jobs.spec.sweep import Question
+from jobs.statistics.adaptive import walk
+from jobs.statistics.spans import Ratio, Span
+from jobs.studies.moe_decode_gap.answer import bench_ref, control, evidence
 from jobs.studies.moe_decode_gap.verdict import decide
 
 MIN_N = 3

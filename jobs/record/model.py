@@ -5,15 +5,10 @@ Markdown, JSON and the plots are views of this model; none of them recomputes a 
 
 from collections.abc import Mapping, Sequence
 
-from jobs.statistics.adaptive import Repeats, walk
-from jobs.studies.moe_decode_gap.answer import Answer, answer
-from jobs.record.attempts import AttemptResult, CellState, HostFacts
 from jobs.profiles.attribution import attribute, with_idle
-from jobs.spec.cells import Cell
-from jobs.statistics.headline import Comparison, compare, noise_floor
-from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
 from jobs.record.attempt_log import AttemptEntry, attempt_history, order_notes
-from jobs.strict import Strict
+from jobs.record.attempts import AttemptResult, CellState, HostFacts
+from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
 from jobs.record.parts import (
     ArmRow,
     BuildTime,
@@ -25,8 +20,13 @@ from jobs.record.parts import (
     Missing,
     Skipped,
 )
-from jobs.statistics.spans import Ratio, Span
+from jobs.spec.cells import Cell
 from jobs.spec.sweep import Question, Sweep
+from jobs.statistics.adaptive import Repeats, walk
+from jobs.statistics.headline import Comparison, compare, noise_floor
+from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
+from jobs.studies.moe_decode_gap.answer import Answer, answer
 
 # The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
 # flags, adaptive repeats, evidence (sha256 of every attempt read).

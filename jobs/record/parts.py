@@ -1,12 +1,12 @@
 """The pieces a record is made of: measurements, arm rows, profiles, groups, missing cells."""
 
-from jobs.statistics.adaptive import Repeats
-from jobs.record.attempts import Gate
-from jobs.profiles.attribution import Attribution
-from jobs.statistics.headline import Comparison
-from jobs.strict import Strict
 from jobs.parsers.readings import PathCounts
+from jobs.profiles.attribution import Attribution
+from jobs.record.attempts import Gate
+from jobs.statistics.adaptive import Repeats
+from jobs.statistics.headline import Comparison
 from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
 
 
 class Measurement(Strict):

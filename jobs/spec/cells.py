@@ -8,9 +8,9 @@ import json
 import re
 from typing import Literal
 
-from jobs.strict import Scalar, Strict
 from jobs.spec.routing import Route, requirements
 from jobs.spec.sweep import Arm, Profile, Sweep
+from jobs.strict import Scalar, Strict
 
 PROFILE_ARM = "profile"
 

@@ -13,8 +13,8 @@ from pydantic import ValidationError, model_validator
 from jobs.record.attempts import PROTOCOL
 from jobs.spec.cells import Cell
 from jobs.spec.confine import commit_problem, name_problem
-from jobs.strict import Strict
 from jobs.spec.sweep import Sweep
+from jobs.strict import Strict
 
 
 class Envelope(Strict):

@@ -11,10 +11,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from jobs.spec.confine import inside
 from jobs.errors import UserError
-from jobs.strict import Scalar, Strict
+from jobs.spec.confine import inside
 from jobs.spec.templates import fill, placeholders
+from jobs.strict import Scalar, Strict
 
 # Placeholders every command may use; the worker fills them in for each run.
 BUILTINS = {

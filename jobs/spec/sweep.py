@@ -5,10 +5,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from jobs.strict import Scalar, Strict
 from jobs.profiles.phases import PhaseRules, phase_rules
 from jobs.spec.recipes import Catalogue, env_problems, param_problems
 from jobs.spec.routing import tag_problem
+from jobs.strict import Scalar, Strict
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -15,8 +15,8 @@ from typing import Literal, Protocol
 
 from jobs.spec.cells import Cell
 from jobs.statistics.headline import headline, noise_floor, separated_answer, separated_p
-from jobs.strict import Strict
 from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
 
 # The metrics whose comparisons decide, as (label in the record, attribute of a reading).
 METRICS = (("decode tok/s", "decode_tps"), ("prefill tok/s", "prefill_tps"))

@@ -11,8 +11,8 @@ from functools import lru_cache
 from math import comb
 from typing import Literal
 
-from jobs.strict import Strict
 from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
 
 # The rank test says "different" at p <= ALPHA.
 ALPHA = 0.05

@@ -5,10 +5,10 @@ outputs. Each row or output is one run (n = 1) at the commit the user names."""
 import csv
 import io
 
-from jobs.strict import Strict
 from jobs.parsers import bench_decode, bench_mlxlm
 from jobs.parsers.readings import BenchReading, RunOutput
 from jobs.statistics.spans import Span
+from jobs.strict import Strict
 from jobs.trends.series import METRICS, Point
 
 FORMATS = ("bench-mlxlm-csv", "bench-decode")

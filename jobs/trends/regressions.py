@@ -7,8 +7,8 @@ from statistics import median
 from typing import Literal
 
 from jobs.statistics.headline import Comparison, compare, noise_floor
-from jobs.strict import Strict
 from jobs.statistics.spans import Span
+from jobs.strict import Strict
 from jobs.trends.changes import Step
 
 State = Literal["candidate", "confirmed", "not confirmed", "not settled"]

@@ -3,9 +3,9 @@ figures as the record holds them (never recomputed), its flags and where it came
 
 from collections.abc import Mapping
 
-from jobs.statistics.headline import noise_floor
 from jobs.record.model import Record
 from jobs.record.parts import ArmRow, Group
+from jobs.statistics.headline import noise_floor
 from jobs.statistics.spans import Span
 from jobs.trends.fingerprint import Testbed, host_testbed
 

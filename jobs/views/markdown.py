@@ -1,12 +1,12 @@
 """The record as Markdown, laid out like mlxcel's docs/benchmark_results pages."""
 
-from jobs.studies.moe_decode_gap.answer import Answer
-from jobs.profiles.attribution import Attribution
-from jobs.statistics.headline import Comparison, separated_p
 from jobs.parsers.readings import PathCounts
+from jobs.profiles.attribution import Attribution
 from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
+from jobs.statistics.headline import Comparison, separated_p
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
+from jobs.studies.moe_decode_gap.answer import Answer
 
 
 def render(record: Record, plots: dict[str, str] | None = None, data: str | None = None) -> str:

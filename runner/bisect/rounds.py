@@ -13,22 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from jobs.statistics.adaptive import METRICS
-from jobs.record.attempts import FINAL
-from jobs.compare.bisect_record import BisectRecord, Measured, Round
 from jobs.compare.bisect_plan import Evidence, Plan, Request, Rule, linear_scan, plan
-from jobs.spec.cells import Cell, expand
+from jobs.compare.bisect_record import BisectRecord, Measured, Round
 from jobs.errors import UserError
+from jobs.record.attempts import FINAL
 from jobs.record.model import Record
+from jobs.spec.cells import Cell, expand
 from jobs.spec.sweep import Arm, Sweep, Target
+from jobs.statistics.adaptive import METRICS
 from runner.control import cancel
 from runner.records import gather
 from runner.submit import resolve_commits, submit_sweep
-from workers.shared.stores.local import ArtifactStore, open_store
 from workers.shared.leases import live_workers
 from workers.shared.recovery import recover
 from workers.shared.settings import Settings
 from workers.shared.state import Store, key
+from workers.shared.stores.local import ArtifactStore, open_store
 
 # With no event for this long, the coordinator does its share of recovery (re-queuing the
 # cells of workers whose lease expired) and says when no live worker serves the backend.

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.compare.bisect_record import BisectRecord, render
 from jobs.compare.bisect_plan import Metric, make_rule
+from jobs.compare.bisect_record import BisectRecord, render
 from jobs.errors import UserError
-from runner.bisect.rounds import Bisect, endpoints, subject
 from runner.bisect.first_parents import first_parents
+from runner.bisect.rounds import Bisect, endpoints, subject
 from runner.submit import read_sweep
 from workers.shared.settings import load_settings
 

@@ -15,8 +15,8 @@ from jobs.trends.timeline import Series
 from runner.trends.imports import import_file, read_import
 from runner.trends.index import build, connect
 from runner.trends.query import series
-from workers.shared.stores.local import open_store
 from workers.shared.settings import load_settings
+from workers.shared.stores.local import open_store
 
 
 @click.command()

@@ -7,8 +7,8 @@ from rich.console import Console
 
 from runner.trends.index import build
 from runner.trends.publish import publish
-from workers.shared.stores.local import open_store
 from workers.shared.settings import load_settings
+from workers.shared.stores.local import open_store
 
 
 @click.command()

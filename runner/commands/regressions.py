@@ -16,8 +16,8 @@ from runner.trends.handoff import bisect_step
 from runner.trends.index import build, connect
 from runner.trends.query import position_of, series
 from runner.trends.verdicts import remember, verdicts
-from workers.shared.stores.local import open_store
 from workers.shared.settings import Settings, load_settings
+from workers.shared.stores.local import open_store
 
 
 @click.command()

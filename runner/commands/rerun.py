@@ -5,8 +5,8 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.control import pick, rerun
-from workers.shared.signing import signer
 from workers.shared.settings import load_settings
+from workers.shared.signing import signer
 from workers.shared.state import Store
 
 

@@ -11,15 +11,15 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.demo.local_fleet import LocalFleet
-from runner.records import Written, gather, write
 from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.records import Written, gather, write
 from runner.status import summary, table, watch
 from runner.submit import submit
-from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
-from workers.shared.stores.local import open_store
-from workers.shared.signing import generate
 from workers.shared.settings import Settings
+from workers.shared.signing import generate
 from workers.shared.state import Store
+from workers.shared.stores.local import open_store
 
 DEMO_SWEEP = Path(__file__).parent / "demo_sweep.yaml"
 # Both demo "backends" share this machine: the host lease runs one command at a time, and the

@@ -5,18 +5,18 @@ spanning several commits that is confirmed is handed to bisect."""
 
 from collections.abc import Callable
 
-from jobs.record.attempts import FINAL
-from jobs.spec.cells import Cell
 from jobs.errors import UserError
+from jobs.record.attempts import FINAL
 from jobs.record.model import Record
+from jobs.spec.cells import Cell
 from jobs.spec.sweep import AA_SUFFIX, Sweep, Target
 from jobs.trends.regressions import Candidate, Verdict, judge, round_floor
 from runner.records import gather, read_sweep_file
 from runner.submit import submit_sweep
-from workers.shared.stores.local import open_store
 from workers.shared.recovery import recover
 from workers.shared.settings import Settings
 from workers.shared.state import Store, key
+from workers.shared.stores.local import open_store
 
 ROUND_N = 4  # per commit and arm in a round: 4 against 4 is the fewest that can pass α = 0.05
 MAX_ROUNDS = 3  # the cap: 12 against 12

@@ -3,7 +3,10 @@
 import subprocess
 
 from jobs.errors import UserError
-from runner.bisect.first_parents import _git, _readable  # bisect's reading of a local or remote target
+from runner.bisect.first_parents import (  # bisect's reading of a local or remote target
+    _git,
+    _readable,
+)
 
 
 def mainline(repo: str, branch: str = "HEAD") -> list[str]:

@@ -5,15 +5,15 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from jobs.compare.bisect_record import render
 from jobs.compare.bisect_plan import Metric, make_rule
+from jobs.compare.bisect_record import render
 from jobs.trends.regressions import Candidate
-from runner.bisect.rounds import Bisect, Subject
 from runner.bisect.first_parents import first_parents
+from runner.bisect.rounds import Bisect, Subject
 from runner.records import read_sweep_file
 from runner.trends.confirm import MAX_ROUNDS, ROUND_N, confirmation_sweep
-from workers.shared.stores.local import open_store
 from workers.shared.settings import Settings
+from workers.shared.stores.local import open_store
 
 _METRICS: dict[str, Metric] = {"decode_tps": "decode tok/s", "prefill_tps": "prefill tok/s"}
 

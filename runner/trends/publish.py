@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.errors import UserError
-from jobs.views.markdown import render
 from jobs.trends.changes import Thresholds
 from jobs.trends.regressions import listed
 from jobs.trends.site import SiteIndex, overview, series_id
 from jobs.trends.timeline import Series, candidates
+from jobs.views.markdown import render
 from runner.records import gather_stored
 from runner.trends.index import connect
 from runner.trends.query import series

@@ -26,14 +26,14 @@ from jobs.record.model import Record
 from jobs.trends.changes import Thresholds
 from jobs.trends.series import aa_floors, record_points
 from runner.demo.local_fleet import LocalFleet
-from runner.records import gather_stored
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.records import gather_stored
 from runner.trends.index import Built, connect, placed, write
 from runner.trends.query import series
 from tests.support.fleet import fleet_settings, submit, sweep_file, wait
-from workers.shared.stores.local import LocalStore
 from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 SWEEPS, MODELS = 1000, 25
 OUT = Path(__file__).parents[2] / "docs" / "benchmarks" / "history.md"

@@ -20,13 +20,13 @@ from jobs.spec.cells import Cell
 from runner import processes
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
-from runner.submit import submit
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.submit import submit
 from tests.bench.bare_worker import BARE_QUEUE, bare_app
 from tests.bench.procwatch import ProcWatch
 from workers.shared.catalogue import SHIPPED
-from workers.shared.signing import generate
 from workers.shared.settings import Settings
+from workers.shared.signing import generate
 from workers.shared.state import Store
 
 HERE = Path(__file__).parent

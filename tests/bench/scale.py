@@ -28,16 +28,16 @@ from jobs.record.attempts import AttemptResult
 from jobs.spec.cells import Cell
 from runner import cli
 from runner.demo.local_fleet import settings_env
-from runner.submit import submit
 from runner.demo.target_repo import git
+from runner.submit import submit
 from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
 from tests.bench.figures import ratios, spread
 from tests.bench.rig import REPO, Rig
-from workers.shared.stores.local import MANIFEST, LocalStore, accept
 from workers.shared.messages import PENDING
 from workers.shared.queues import TASK, backend_queue
 from workers.shared.state import SWEEPS, key
+from workers.shared.stores.local import MANIFEST, LocalStore, accept
 
 BACKENDS = ("cpu", "metal")
 MODELS = ("tinymoe-a3", "tinymoe-b1", "tinymoe-b2", "tinymoe-b3", "tinymoe-b4")

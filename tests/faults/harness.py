@@ -20,9 +20,9 @@ from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from tests.support.fleet import cli, fleet_settings
-from workers.shared.stores.local import CorruptArtifact, LocalStore, get_json
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import CorruptArtifact, LocalStore, get_json
 
 CATALOGUE = Path(__file__).parent / "catalogue.yaml"
 # A fault scenario that has not ended by then has failed (bounded, never a fixed sleep).

@@ -16,11 +16,11 @@ import pytest
 from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models
-from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.support.fleet import fleet_settings, submit, sweep_file, wait
-from workers.shared.stores.local import LocalStore
+from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)

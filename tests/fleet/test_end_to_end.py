@@ -10,9 +10,9 @@ import pytest
 from jobs.record.attempts import AttemptResult
 from runner.demo.local_fleet import LocalFleet
 from tests.support.fleet import Target, arms, cli, submit, sweep_file, wait
-from workers.shared.stores.local import LocalStore
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)

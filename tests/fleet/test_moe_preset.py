@@ -24,9 +24,9 @@ from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import MOE_GAP_MODELS, make_models, make_target_repo
 from tests.support.fleet import cli, fleet_settings, submit, wait
-from workers.shared.stores.local import LocalStore
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]

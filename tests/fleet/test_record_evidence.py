@@ -17,9 +17,9 @@ from jobs.record.model import build_record
 from runner.demo.local_fleet import LocalFleet
 from runner.records import read_sweep_file, recorded_states
 from tests.support.fleet import Target, arms, cli, submit, sweep_file, wait
-from workers.shared.stores.local import open_store
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import open_store
 
 pytestmark = pytest.mark.integration
 

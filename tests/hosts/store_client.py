@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from jobs.errors import UserError
-from workers.shared.stores.local import CorruptArtifact, open_store, sha256_file
 from workers.shared.settings import load_settings
+from workers.shared.stores.local import CorruptArtifact, open_store, sha256_file
 
 
 def main(argv: list[str]) -> int:

@@ -14,8 +14,8 @@ from jobs.record.attempts import FINAL
 from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, commit_all, git, make_models, make_target_repo
-from workers.shared.signing import generate
 from workers.shared.settings import Settings
+from workers.shared.signing import generate
 from workers.shared.state import Store
 
 SECOND_MODEL = {"family": "deepseek_v4", "layers": 2, "hidden": 64, "experts": 8, "top_k": 2,

@@ -19,8 +19,8 @@ from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models
 from runner.trends.confirm import confirm
 from runner.trends.handoff import bisect_step
-from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.support.fleet import fleet_settings, submit, sweep_file, wait
+from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.trends.browser import browse
 from workers.shared.settings import Settings
 from workers.shared.state import Store

@@ -21,14 +21,14 @@ from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
-from runner.submit import resolve_commits, sign_all
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.submit import resolve_commits, sign_all
 from tests.support.fleet import arms, fleet_settings
 from workers.shared.catalogue import SHIPPED
-from workers.shared.signing import signer
 from workers.shared.messages import GroupMessage, Signed, publish
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
+from workers.shared.signing import signer
 from workers.shared.state import Store, epoch
 
 PASSWORD = "trust-redis-pw-7f3a91"

@@ -12,9 +12,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from jobs.spec.cells import Cell
 from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, envelope, files_under, trust_fleet
-from workers.shared.signing import signer
 from workers.shared.messages import Signed
 from workers.shared.queues import backend_queue
+from workers.shared.signing import signer
 
 
 @pytest.fixture(scope="module")

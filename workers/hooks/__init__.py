@@ -15,8 +15,8 @@ one file each here, and the worker chains them in a fixed order (workers/service
 
 from collections.abc import Callable, Sequence
 
-from jobs.record.attempts import AttemptResult, Run
 from jobs.parsers.readings import Failure
+from jobs.record.attempts import AttemptResult, Run
 from workers.execute import Command
 from workers.in_flight import Job
 

@@ -4,16 +4,16 @@ the group is still "not yet known". When none is, the cell ends `skipped` withou
 
 import logging
 
-from jobs.statistics.adaptive import cell_needed
+from jobs.parsers.readings import BenchReading
 from jobs.record.attempts import AttemptResult
 from jobs.spec.cells import Cell
 from jobs.spec.envelope import BadEnvelope, decode
-from jobs.parsers.readings import BenchReading
-from workers.shared.stores.local import ArtifactStore, CorruptArtifact
-from workers.shared.signing import BadSignature, Verifier
-from workers.shared.state import Store
+from jobs.statistics.adaptive import cell_needed
 from workers.hooks import Dropped, Hook
 from workers.in_flight import Group, Job
+from workers.shared.signing import BadSignature, Verifier
+from workers.shared.state import Store
+from workers.shared.stores.local import ArtifactStore, CorruptArtifact
 
 log = logging.getLogger(__name__)
 

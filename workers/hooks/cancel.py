@@ -13,10 +13,10 @@ import redis
 
 from jobs.record.attempts import Run
 from workers.execute import Cancelled, Command
-from workers.shared.leases import worker_key
-from workers.shared.state import key
 from workers.hooks import Hook, Proceed
 from workers.in_flight import Job
+from workers.shared.leases import worker_key
+from workers.shared.state import key
 
 log = logging.getLogger(__name__)
 

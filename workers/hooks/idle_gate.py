@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from jobs.record.attempts import Gate, Run
 from workers.execute import Command
-from workers.shared.state import now
 from workers.hooks import Hook, Proceed
 from workers.host_facts import busy_gpu, gpu_state, load1, thermal_state
 from workers.in_flight import Job
+from workers.shared.state import now
 
 GATED = ("warmup", "measure", "profile")
 

@@ -14,11 +14,11 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 
 from jobs.record.attempts import FINAL, AttemptResult, CellStatus, Run
 from workers.execute import Command
-from workers.shared.stores.local import ArtifactStore, accept, put_json
-from workers.shared.leases import Lease
-from workers.shared.state import Queued, Store, now
 from workers.hooks import Dropped, Hook, Proceed
 from workers.in_flight import Job
+from workers.shared.leases import Lease
+from workers.shared.state import Queued, Store, now
+from workers.shared.stores.local import ArtifactStore, accept, put_json
 
 log = logging.getLogger(__name__)
 # Redis may be away for a while (a restart, a network cut): keep trying this long.

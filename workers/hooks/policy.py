@@ -5,8 +5,8 @@ reason, which `status` and the record show; fix the worker's settings and `rerun
 
 import logging
 
-from jobs.spec.confine import repo_allowed, repo_problem
 from jobs.parsers.readings import Failure
+from jobs.spec.confine import repo_allowed, repo_problem
 from workers.hooks import Hook, Rejected
 from workers.in_flight import Job
 from workers.offer import Offering

@@ -6,9 +6,9 @@ import logging
 
 from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
-from jobs.record.attempts import Run
 from jobs.parsers.exits import is_oom
 from jobs.parsers.readings import RunOutput
+from jobs.record.attempts import Run
 from jobs.spec.retry import transient
 from workers import execute
 from workers.execute import Command, Files

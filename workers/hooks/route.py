@@ -5,12 +5,12 @@ gets them checks them again."""
 
 import logging
 
-from workers.shared.messages import GroupMessage, publish
-from workers.shared.queues import cell_queue
-from workers.shared.state import Store, epoch
 from workers.hooks import Dropped, Hook
 from workers.in_flight import Job
 from workers.offer import Offering
+from workers.shared.messages import GroupMessage, publish
+from workers.shared.queues import cell_queue
+from workers.shared.state import Store, epoch
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ Ed25519 signature verifies against the coordinator's public key (workers/shared/
 import logging
 
 from jobs.spec.envelope import BadEnvelope, decode
-from workers.shared.signing import BadSignature, Verifier
-from workers.shared.state import Store, now
 from workers.hooks import Hook, Refused
 from workers.in_flight import Job
+from workers.shared.signing import BadSignature, Verifier
+from workers.shared.state import Store, now
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import redis
 
+from jobs.errors import UserError
 from jobs.record.attempts import FINAL, CellState, CellStatus
 from jobs.spec.cells import Cell
-from jobs.errors import UserError
 from jobs.spec.sweep import Sweep
 from workers.shared.messages import Signed
 

@@ -2,10 +2,10 @@
 
 from typing import Literal
 
-from jobs.strict import Strict
 from jobs.record.parts import Group
-from jobs.statistics.spans import Ratio
 from jobs.spec.sweep import Question
+from jobs.statistics.spans import Ratio
+from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.verdict import Evidence, Verdict, decide, rule_text
 
 Relation = Literal["family-specific", "general", "narrower", "not settled"]

@@ -21,11 +21,11 @@ time leaves the gather too small to dominate it; the reason then says so.
 
 from typing import Literal
 
-from jobs.profiles.attribution import UNCLASSIFIED, Attribution
-from jobs.strict import Strict
 from jobs.parsers.readings import PathCounts
-from jobs.statistics.spans import Ratio, Span
+from jobs.profiles.attribution import UNCLASSIFIED, Attribution
 from jobs.spec.sweep import Question
+from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
 
 Outcome = Literal["dominant", "not dominant", "no gap", "not settled"]
 

@@ -5,7 +5,6 @@ from collections.abc import Callable
 
 import pytest
 
-from jobs.compare.bisect_record import BisectRecord, Measured, Round, render
 from jobs.compare.bisect_plan import (
     Evidence,
     Plan,
@@ -15,6 +14,7 @@ from jobs.compare.bisect_plan import (
     partner_n,
     plan,
 )
+from jobs.compare.bisect_record import BisectRecord, Measured, Round, render
 
 COMMITS = [f"{i:02d}" * 20 for i in range(9)]  # good is 0, bad is 8
 FAST, SLOW = 1000.0, 500.0  # decode tok/s before and after the planted commit

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from jobs.record.attempts import AttemptResult, CellState
-from jobs.spec.cells import expand
+from jobs.compare.sweeps import commit_of, render, side_by_side
 from jobs.errors import UserError
 from jobs.parsers.readings import Failure
+from jobs.record.attempts import AttemptResult, CellState
 from jobs.record.model import Record, build_record
+from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
-from jobs.compare.sweeps import commit_of, render, side_by_side
 from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result
 
 TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long

@@ -14,11 +14,18 @@ from types import ModuleType
 
 import pytest
 
-from jobs.profiles.attribution import UNCLASSIFIED, attribute, phase_of, with_idle
 from jobs.errors import SpecError
 from jobs.parsers import metal_dot, mlxcel_lines, nsys_delta
+from jobs.parsers.readings import (
+    Failure,
+    KernelStat,
+    PathCounts,
+    ProfileInput,
+    ProfileReading,
+    RunOutput,
+)
+from jobs.profiles.attribution import UNCLASSIFIED, attribute, phase_of, with_idle
 from jobs.profiles.phases import PhaseRules
-from jobs.parsers.readings import Failure, KernelStat, PathCounts, ProfileInput, ProfileReading, RunOutput
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from runner.presets import render

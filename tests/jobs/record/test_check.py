@@ -2,11 +2,11 @@
 
 import pytest
 
-from jobs.record.attempts import AttemptResult, CellState
-from jobs.spec.cells import Cell, expand
-from jobs.record.check import check_record
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
+from jobs.record.attempts import AttemptResult, CellState
+from jobs.record.check import check_record
 from jobs.record.model import Record, build_record
+from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from runner.presets import render

@@ -4,13 +4,13 @@ and a record that hides them fails its check."""
 import pytest
 
 from jobs.record.attempts import AttemptResult, CellState, Gate
-from jobs.spec.cells import Cell, expand
 from jobs.record.check import check_record
 from jobs.record.fidelity import HostRun, flags
-from jobs.views.markdown import render
 from jobs.record.model import Record, build_record
+from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
+from jobs.views.markdown import render
 from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result, stamp, with_evidence
 
 BUSY = Gate(at="2026-11-30T09:59:00+00:00", idle=False, waited_s=600.0, threshold=0.6,

@@ -6,16 +6,16 @@ from collections.abc import Mapping
 
 import pytest
 
-from jobs.record.attempts import AttemptResult, CellState, Gate, HostFacts, Run
-from jobs.spec.cells import Cell, expand
-from jobs.views.markdown import render
-from jobs.views.plots import decode_png, phases_png, prefill_png
 from jobs.parsers.readings import BenchReading, Failure
+from jobs.record.attempts import AttemptResult, CellState, Gate, HostFacts, Run
 from jobs.record.model import Record, build_record
 from jobs.record.parts import Evidence
+from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
-from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
 from jobs.spec.sweep import Sweep
+from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
+from jobs.views.markdown import render
+from jobs.views.plots import decode_png, phases_png, prefill_png
 from tests.jobs.conftest import SWEEP
 
 HOST = HostFacts(hostname="gb10-a", os="Ubuntu 24.04", kernel="6.11", arch="aarch64",

@@ -3,9 +3,9 @@
 
 import pytest
 
+from jobs.errors import UserError
 from jobs.spec.confine import commit_problem, inside, name_problem, repo_allowed, repo_problem
 from jobs.spec.envelope import BadEnvelope, decode, encode
-from jobs.errors import UserError
 from jobs.spec.recipes import Recipe, env_problems, invocation
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep, catalogue_problems

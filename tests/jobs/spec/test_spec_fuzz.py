@@ -8,8 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.spec.cells import expand
 from jobs.errors import SpecError
+from jobs.spec.cells import expand
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep, catalogue_problems

@@ -4,14 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.statistics.adaptive import cell_needed, pending, walk
-from jobs.spec.cells import expand
-from jobs.statistics.headline import compare, noise_floor
 from jobs.errors import SpecError
 from jobs.parsers.readings import BenchReading
+from jobs.spec.cells import expand
 from jobs.spec.specfile import load
-from jobs.statistics.spans import Span
 from jobs.spec.sweep import Sweep
+from jobs.statistics.adaptive import cell_needed, pending, walk
+from jobs.statistics.headline import compare, noise_floor
+from jobs.statistics.spans import Span
 from tests.jobs.record.test_model import ONE_GROUP_SWEEP
 
 ONE_GROUP = ONE_GROUP_SWEEP

@@ -3,11 +3,11 @@ GPU-idle time can and cannot change."""
 
 import pytest
 
+from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
 from jobs.profiles.attribution import attribute, with_idle
 from jobs.profiles.phases import PhaseRules
-from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
-from jobs.statistics.spans import Ratio, Span
 from jobs.spec.sweep import Question
+from jobs.statistics.spans import Ratio, Span
 from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 
 Q = Question(kind="moe-decode-gap", candidate="mlxcel", control="qwen3", families={"ds": "ds4"})

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from jobs.spec.confine import inside
 from jobs.errors import UserError
+from jobs.spec.confine import inside
 
 if TYPE_CHECKING:
     from workers.shared.settings import Settings
