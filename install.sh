@@ -183,6 +183,9 @@ missing_after() { # which of $1 are still not there
 if [ -n "$test_mode" ] && [ "$(uname -s)" != Darwin ]; then
   present openssh-server || need="$need openssh-server"
   present openssh-client || need="$need openssh-client"
+  # The published site's test drives Debian's Chromium with Playwright (its own browser
+  # download cannot reach the network here).
+  present chromium || need="$need chromium"
 fi
 
 # --- System packages ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from jobs.record.capabilities import Capabilities
 from jobs.strict import Strict
+from jobs.trends.fingerprint import host_testbed
 from workers.shared.clock import epoch
 from workers.shared.leases import live_workers
 from workers.shared.redis_keys import WORKERS
@@ -70,7 +71,7 @@ def _machine(caps: Capabilities | None) -> tuple[str, str, str]:
         return "(no probe yet)", "", ""
     h = caps.host
     machine = (f"{h.chip}, {h.memory_gb:.0f} GB, {h.os} {h.arch}, Python {h.python}; found "
-               f"{'+'.join(caps.backends)}")
+               f"{'+'.join(caps.backends)}; testbed {host_testbed(h).id}")
     tools = ", ".join(f"{k} {_short(version)}" for k, version in caps.toolchains.items())
     return machine, tools or "none", ", ".join(caps.checkpoints) or "none"
 

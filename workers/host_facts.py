@@ -2,6 +2,7 @@
 
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -20,10 +21,12 @@ def facts() -> HostFacts:
     """Probed once per worker process: none of it changes while the worker runs."""
     cpu = _cpu_name()
     gpu = _gpu_name()
+    driver, cuda = _nvidia_versions() if gpu else (None, None)
     return HostFacts(
         hostname=socket.gethostname(), os=_os_name(), kernel=platform.release(),
         arch=platform.machine(), cpu=cpu, chip=gpu or cpu, cores=os.cpu_count() or 0,
-        memory_gb=_memory_gb(), gpu=gpu, python=platform.python_version())
+        memory_gb=_memory_gb(), gpu=gpu, python=platform.python_version(), driver=driver,
+        cuda=cuda, os_build=_os_build(), power_mode=_power_mode(), testbed=_testbed())
 
 
 def load1() -> float:
@@ -98,6 +101,42 @@ def _gpu_name() -> str | None:
         return None
     name = _command(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"])
     return name.splitlines()[0].replace(", ", " sm_").replace(".", "") if name else None
+
+
+def _nvidia_versions() -> tuple[str | None, str | None]:
+    """(driver, CUDA version) as nvidia-smi's header prints them: `CUDA Version: 12.4`."""
+    driver = _command(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    cuda = re.search(r"CUDA Version:\s*([0-9.]+)", _command(["nvidia-smi"]))
+    return (driver.splitlines()[0].strip() if driver else None,
+            cuda.group(1) if cuda else None)
+
+
+def _os_build() -> str | None:
+    """macOS's build (`sw_vers -buildVersion`, e.g. 24B83): a point release can move Metal."""
+    if sys.platform != "darwin":
+        return None
+    return _command(["sw_vers", "-buildVersion"]) or None
+
+
+def _power_mode() -> str | None:
+    """Linux: the ACPI platform profile, else the first CPU's frequency governor; macOS: pmset's
+    powermode/lowpowermode line. A laptop on `low-power` is another testbed."""
+    if sys.platform == "darwin":
+        found = re.search(r"^\s*(?:low)?powermode\s+(\d+)", _command(["pmset", "-g"]), re.M)
+        return f"powermode {found.group(1)}" if found else None
+    for path in ("/sys/firmware/acpi/platform_profile",
+                 "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"):
+        try:
+            return Path(path).read_text().strip() or None
+        except OSError:
+            continue
+    return None
+
+
+def _testbed() -> str | None:
+    from workers.shared.settings import load_settings  # the worker has read it already
+
+    return load_settings().testbed
 
 
 def _memory_gb() -> float:

@@ -35,6 +35,14 @@ class HostFacts(Strict):
     memory_gb: float
     gpu: str | None = None
     python: str
+    # Stable facts a testbed's fingerprint is made of (jobs/trends/fingerprint.py); None where
+    # the host has no such thing or an older worker did not probe it.
+    driver: str | None = None
+    cuda: str | None = None
+    os_build: str | None = None
+    power_mode: str | None = None
+    # BENCHFLEET_TESTBED: the user's name for this testbed, overriding the fingerprint.
+    testbed: str | None = None
 
 
 class Gate(Strict):

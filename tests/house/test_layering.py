@@ -14,7 +14,7 @@ ROOT = Path(__file__).parents[2]
 PACKAGES = ("jobs", "workers", "runner", "deploy")
 BASE = {"jobs.strict", "jobs.errors"}
 DOMAIN = BASE | {"jobs.parsers", "jobs.spec", "jobs.statistics", "jobs.profiles", "jobs.record",
-                 "jobs.studies", "jobs.views", "jobs.compare"}
+                 "jobs.studies", "jobs.views", "jobs.compare", "jobs.trends"}
 MAY_IMPORT: dict[str, set[str]] = {
     "jobs.strict": set(),
     "jobs.errors": set(),
@@ -27,12 +27,14 @@ MAY_IMPORT: dict[str, set[str]] = {
                            "jobs.studies"},
     "jobs.studies": BASE | {"jobs.parsers", "jobs.profiles", "jobs.spec", "jobs.statistics",
                             "jobs.record"},
-    "jobs.views": DOMAIN - {"jobs.compare"},
+    "jobs.views": DOMAIN - {"jobs.compare", "jobs.trends"},
     "jobs.compare": BASE | {"jobs.spec", "jobs.statistics", "jobs.record"},
+    # History across sweeps: series from records, change points, the site's data.
+    "jobs.trends": BASE | {"jobs.parsers", "jobs.statistics", "jobs.record"},
     # The edges both sides use: the domain (never its views) and each other.
-    "workers.shared": DOMAIN - {"jobs.views", "jobs.compare"},
+    "workers.shared": DOMAIN - {"jobs.views", "jobs.compare", "jobs.trends"},
     # The lab host parses but never renders a record, and never imports the coordinator.
-    "workers": DOMAIN - {"jobs.views", "jobs.compare"} | {"workers.shared"},
+    "workers": DOMAIN - {"jobs.views", "jobs.compare", "jobs.trends"} | {"workers.shared"},
     "deploy": DOMAIN | {"workers.shared"},
     "runner": DOMAIN | {"workers.shared", "deploy"},
 }

@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     # A local directory, or sftp://USER@HOST[:PORT]/PATH (`/~/PATH`: under the login's home).
     artifacts: Path | SftpUrl = _DATA / "artifacts"
     # Where an SFTP store keeps a worker's staged attempts and the coordinator's verified copies.
+    # The history index (SQLite), rebuilt from the artifact store whenever it is missing.
+    history_db: Path = _DATA / "history.sqlite"
     artifact_cache: Path = Path.home() / ".cache" / "benchfleet" / "artifacts"
     workspace: Path = Path.home() / ".cache" / "benchfleet" / "workspace"
     models_dir: Path = Path("models")
@@ -36,6 +38,10 @@ class Settings(BaseSettings):
     # This host's name in the fleet; deploy writes it. Network-namespace test hosts share one
     # hostname, so identity is a setting, never socket.gethostname() alone.
     host: str | None = None
+    # This worker's testbed in history: by default a fingerprint of its host's stable facts
+    # (jobs/trends/fingerprint.py). Name one to say "this GPU swap is a new testbed" (a new
+    # name) or "these two hosts are one" (the same name on both).
+    testbed: str | None = None
     # Capability tags a worker offers beyond its backend (`gpu=gb10`, `model:NAME` is added
     # for every checkpoint found in MODELS_DIR). A JSON list, or comma-separated.
     tags: ListSetting = []

@@ -43,6 +43,11 @@ class LocalStore:
             raise error
         return str(final)
 
+    def sweeps(self) -> list[str]:
+        """The sweep ids the store holds (its top folders; history reads them all)."""
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and not p.name.startswith("."))
+
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
         cell = self.root / sweep_id / cell_id
         if not cell.is_dir():

@@ -106,6 +106,9 @@ class SftpStore:
                                      f"{final}: attempts are never rewritten") from None
             raise
 
+    def sweeps(self) -> list[str]:
+        return sorted(n for n in self._run(self._listdir(self.root)) if not n.startswith("."))
+
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
         folder = posixpath.join(self.root, _segment(sweep_id), _segment(cell_id))
         names = self._run(self._listdir(folder))

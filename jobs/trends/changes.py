@@ -1,0 +1,110 @@
+"""Steps in a series: E-divisive means with a significance test (Apache Otava's
+implementation), then filters in the manner of Chromium's perf dashboard. Every step is listed,
+kept or not, with the filter that dropped it, so a reader sees why nothing alerted.
+
+Only the points a fit may use are given here (flagged runs are left out by the caller).
+"""
+
+from collections.abc import Sequence
+from statistics import fmean, pstdev
+
+from otava.analysis import compute_change_points
+
+from jobs.strict import Strict
+
+# Otava's defaults for a series of benchmark means; a window this wide sees a step whole.
+MAX_PVALUE = 0.01
+WINDOW = 50
+
+
+class Thresholds(Strict):
+    """What a step must clear to be a candidate; one set per testbed."""
+
+    max_pvalue: float = MAX_PVALUE
+    window: int = WINDOW
+    # Points on each side: a single spike makes segments of one and is never a step.
+    min_segment: int = 3
+    # |after - before| / before.
+    min_change: float = 0.02
+    # |after - before| over the pooled spread of the points either side.
+    noise_multiple: float = 2.0
+    # How much of the spread either side the step explains (1 - SSE_step / SSE_flat).
+    min_steppiness: float = 0.5
+    # The A/A noise floor (relative) measured on this testbed, when one was.
+    noise_floor: float | None = None
+
+
+class Step(Strict):
+    index: int  # the first point after the step, in the points given
+    before: float
+    after: float
+    change: float  # relative, signed: negative is slower (every metric is higher-better)
+    pvalue: float
+    spread: float
+    multiple: float
+    steppiness: float
+    segment_before: int
+    segment_after: int
+    kept: bool
+    dropped_by: list[str]
+
+
+def find_steps(values: Sequence[float], thresholds: Thresholds) -> list[Step]:
+    """Every change point the fit found, kept or dropped. A dropped one is taken out before
+    the rest are judged again (weakest first, as Otava's merge does), so an outlier's cut next
+    to a real step does not leave the step a one-point segment."""
+    if len(values) < 2 * thresholds.min_segment:
+        return []
+    points = [float(v) for v in values]
+    found, _ = compute_change_points(points, window_len=thresholds.window,
+                                     max_pvalue=thresholds.max_pvalue)
+    pvalues = {int(c.index): float(c.stats.pvalue) for c in found}
+    cuts, dropped = sorted(pvalues), list[Step]()
+    while True:
+        judged = _judged(points, cuts, pvalues, thresholds)
+        failing = [s for s in judged if not s.kept]
+        if not failing:
+            return sorted([*judged, *dropped], key=lambda s: s.index)
+        weakest = max(failing, key=lambda s: (s.pvalue, -abs(s.change)))
+        dropped.append(weakest)
+        cuts.remove(weakest.index)
+
+
+def _judged(points: list[float], cuts: list[int], pvalues: dict[int, float],
+            t: Thresholds) -> list[Step]:
+    edges = [0, *cuts, len(points)]
+    return [_step(points, edges[i - 1], edges[i], edges[i + 1], pvalues[edges[i]], t)
+            for i in range(1, len(edges) - 1)]
+
+
+def _step(points: list[float], start: int, cut: int, end: int, pvalue: float,
+          t: Thresholds) -> Step:
+    before, after = points[start:cut], points[cut:end]
+    mean_b, mean_a = fmean(before), fmean(after)
+    spread = (pstdev(before) * len(before) + pstdev(after) * len(after)) / (end - start)
+    flat = sum((v - fmean(before + after)) ** 2 for v in before + after)
+    split = sum((v - mean_b) ** 2 for v in before) + sum((v - mean_a) ** 2 for v in after)
+    change = (mean_a - mean_b) / mean_b if mean_b else 0.0
+    multiple = abs(mean_a - mean_b) / spread if spread else float("inf")
+    steppiness = 1 - split / flat if flat else 0.0
+    dropped = _dropped_by(len(before), len(after), change, multiple, steppiness, t)
+    return Step(index=cut, before=mean_b, after=mean_a, change=change, pvalue=pvalue,
+                spread=spread, multiple=multiple, steppiness=steppiness,
+                segment_before=len(before), segment_after=len(after), kept=not dropped,
+                dropped_by=dropped)
+
+
+def _dropped_by(n_before: int, n_after: int, change: float, multiple: float,
+                steppiness: float, t: Thresholds) -> list[str]:
+    why = []
+    if min(n_before, n_after) < t.min_segment:
+        why.append(f"segment of {min(n_before, n_after)} point(s) < {t.min_segment}")
+    if abs(change) < t.min_change:
+        why.append(f"change {change:+.1%} under {t.min_change:.0%}")
+    if t.noise_floor is not None and abs(change) <= t.noise_floor:
+        why.append(f"change {change:+.1%} within the A/A floor {t.noise_floor:.1%}")
+    if multiple < t.noise_multiple:
+        why.append(f"{multiple:.1f}x the spread < {t.noise_multiple:g}x")
+    if steppiness < t.min_steppiness:
+        why.append(f"steppiness {steppiness:.2f} < {t.min_steppiness:g}")
+    return why

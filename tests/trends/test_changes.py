@@ -1,0 +1,43 @@
+"""Change points on series of known shape: the step at its index, a spike never a step."""
+
+import random
+
+from jobs.trends.changes import Thresholds, find_steps
+
+
+def _noisy(levels: list[tuple[float, int]], seed: int, sd: float = 0.5) -> list[float]:
+    rng = random.Random(seed)
+    return [level + rng.gauss(0, sd) for level, count in levels for _ in range(count)]
+
+
+def test_a_planted_step_is_found_at_its_point() -> None:
+    values = _noisy([(100.0, 20), (90.0, 15)], seed=1)
+    steps = [s for s in find_steps(values, Thresholds()) if s.kept]
+    assert [s.index for s in steps] == [20]
+    assert -0.11 < steps[0].change < -0.09
+
+
+def test_every_step_is_listed_not_just_the_latest() -> None:
+    values = _noisy([(100.0, 15), (90.0, 15), (95.0, 15)], seed=2)
+    assert [s.index for s in find_steps(values, Thresholds()) if s.kept] == [15, 30]
+
+
+def test_a_single_spike_is_never_a_step() -> None:
+    values = _noisy([(100.0, 30)], seed=3)
+    values[12] = 70.0
+    steps = find_steps(values, Thresholds())
+    assert [s for s in steps if s.kept] == []
+    # Had the fit cut around it, the segment filter says why it was dropped.
+    assert all("segment of 1" in " ".join(s.dropped_by) for s in steps)
+
+
+def test_a_step_within_the_noise_floor_is_listed_but_dropped() -> None:
+    values = _noisy([(100.0, 20), (97.0, 20)], seed=4, sd=0.2)
+    steps = find_steps(values, Thresholds(noise_floor=0.05))
+    assert [s.index for s in steps] == [20]
+    assert not steps[0].kept
+    assert any("A/A floor" in why for why in steps[0].dropped_by)
+
+
+def test_a_short_series_has_no_steps() -> None:
+    assert find_steps([1.0, 2.0, 3.0], Thresholds()) == []
