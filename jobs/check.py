@@ -19,6 +19,7 @@ from jobs.record import SCHEMA, Record, compared_rows
 from jobs.record_parts import ArmRow, Group, Measurement
 from jobs.stats import Ratio, Span
 from jobs.sweep import Question
+from jobs.validity import record_problems
 from jobs.verdict import decide
 
 MIN_N = 3
@@ -30,7 +31,7 @@ def check_record(r: Record) -> list[str]:
     if r.schema_version != SCHEMA:
         return [f"the record has schema version {r.schema_version}; this checker reads "
                 f"{SCHEMA}: make the record again with `benchfleet record`"]
-    problems = _accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r)
+    problems = _accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r) + record_problems(r)
     for g in r.groups:
         problems += _group(g) + _repeats(r, g)
     if r.answer:

@@ -24,6 +24,7 @@ from jobs.rawdata import files as raw_files
 from jobs.record import SCHEMA, Check, Record, build_record
 from jobs.record_parts import Evidence
 from jobs.sweep import Sweep
+from runner.reparse import raw_problems
 from workers.fleet.artifacts import (
     MANIFEST,
     ArtifactStore,
@@ -148,7 +149,7 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     rebuilt = build_record(record.sweep_id, stored.sweep, stored.cells, states, read.results,
                            read.unreadable, record.created, read.earlier, stored.resolved)
     rebuilt = rebuilt.model_copy(update={"evidence": read.evidence})
-    return problems + differences(record, rebuilt)
+    return problems + raw_problems(store, record, read.results) + differences(record, rebuilt)
 
 
 def write(record: Record, out: Path) -> Written:

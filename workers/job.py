@@ -38,6 +38,9 @@ class Job:
     target: dict[str, str] = field(default_factory=dict)
     # the first measured command of this cell still has to pass the idle gate
     gated: bool = False
+    # what its reading is parsed with, and the token counts it asked for (jobs/validity.py)
+    parser: str | None = None
+    asked: dict[str, int] = field(default_factory=dict)
 
     @property
     def cell(self) -> Cell:

@@ -18,6 +18,7 @@ from jobs.errors import UserError
 from jobs.parsers import PARSERS, PROFILE_PARSERS
 from jobs.readings import BenchReading, Failure, Parsed, ProfileInput, ProfileReading
 from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
+from jobs.validity import asked_tokens
 from workers import execute
 from workers.fleet.artifacts import ArtifactExists, ArtifactStore
 from workers.fleet.leases import IDLE_TTL_S, Lease, LeaseLost
@@ -27,13 +28,11 @@ from workers.hooks import Chain, Dropped, Refused, Rejected
 from workers.host import facts
 from workers.job import Group, Job
 from workers.offer import Offering
+from workers.parser_files import text_files
 from workers.provenance import read_facts
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
-# Text files a step writes under {out} that its parser may read.
-_PARSER_FILES = (".dot", ".csv", ".txt", ".json")
-_PARSER_FILE_LIMIT = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -163,6 +162,7 @@ def _prepare(ctx: Context, job: Job) -> tuple[Recipe, Path, dict[str, str]]:
 def _bench(ctx: Context, job: Job, recipe: Recipe, tree: Path,
            values: dict[str, str]) -> BenchReading:
     cell = job.cell
+    job.parser, job.asked = recipe.parser, asked_tokens(recipe, cell.run.params)
     for i in range(cell.warmup):
         parsed = _bench_run(ctx, job, recipe, tree, values, f"warmup-{i + 1}", "warmup")
         _raise_if_failed(parsed, "warm-up run")
@@ -184,6 +184,7 @@ def _bench_run(ctx: Context, job: Job, recipe: Recipe, tree: Path, values: dict[
     before = _stamps(out)
     run = _run(ctx, job, label, role, call, tree)
     written = {k: v for k, v in _text_files(out).items() if _stamps(out).get(k) != before.get(k)}
+    _note_files(job, run, sorted(written))
     output = _output(job, run, call)
     return PARSERS[recipe.parser or ""](output.model_copy(update={"files": written}))
 
@@ -191,6 +192,7 @@ def _bench_run(ctx: Context, job: Job, recipe: Recipe, tree: Path, values: dict[
 def _profile(ctx: Context, job: Job, recipe: Recipe, tree: Path,
              values: dict[str, str]) -> ProfileReading:
     cell = job.cell
+    job.parser = recipe.parser
     outputs = {}
     for name, call in invocations(recipe, cell.backend, cell.run.params, cell.run.env, values):
         run = _run(ctx, job, f"profile-{name}", "profile", call, tree)
@@ -245,9 +247,13 @@ def _builtins(ctx: Context, job: Job, tree: Path, build: Path, cache: Path,
 
 
 def _text_files(out: Path) -> dict[str, str]:
-    """Text files under {out} a parser may read, by path relative to {out}."""
-    return {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-            if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+    return text_files(out)
+
+
+def _note_files(job: Job, run: Run, files: list[str]) -> None:
+    """Name on the run the files its parser reads, so its output can be parsed again."""
+    at = next(i for i, r in enumerate(job.runs) if r is run)
+    job.runs[at] = run.model_copy(update={"files": files})
 
 
 def _stamps(out: Path) -> dict[str, tuple[int, int]]:
@@ -320,7 +326,7 @@ def _result(ctx: Context, job: Job, reading: BenchReading | ProfileReading | Non
         ended=now(), build=job.build, runs=job.runs, target=job.target,
         reading=reading if isinstance(reading, BenchReading) else None,
         profile=reading if isinstance(reading, ProfileReading) else None, failure=failure,
-        gate=job.group.gate)
+        gate=job.group.gate, parser=job.parser, asked=job.asked)
 
 
 def _push(ctx: Context, job: Job, result: AttemptResult) -> AttemptResult:
