@@ -183,7 +183,7 @@ def _bench_run(ctx: Context, job: Job, recipe: Recipe, tree: Path, values: dict[
     out = job.staging / "out"
     before = _stamps(out)
     run = _run(ctx, job, label, role, call, tree)
-    written = {k: v for k, v in _text_files(out).items() if _stamps(out).get(k) != before.get(k)}
+    written = {k: v for k, v in text_files(out).items() if _stamps(out).get(k) != before.get(k)}
     _note_files(job, run, sorted(written))
     output = _output(job, run, call)
     return PARSERS[recipe.parser or ""](output.model_copy(update={"files": written}))
@@ -200,7 +200,7 @@ def _profile(ctx: Context, job: Job, recipe: Recipe, tree: Path,
         if run.exit_code != 0:
             break  # later steps read what this one should have written
     assert job.staging is not None
-    files = _text_files(job.staging / "out")
+    files = text_files(job.staging / "out")
     parsed = PROFILE_PARSERS[recipe.parser or ""](ProfileInput(steps=outputs, files=files))
     _write(job, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "profile")
@@ -244,10 +244,6 @@ def _builtins(ctx: Context, job: Job, tree: Path, build: Path, cache: Path,
             "model_dir": str(models / cell.model), "models_dir": str(models),
             "python": sys.executable, "backend": cell.backend, "out": str(out),
             "commit": job.commit or cell.commit}
-
-
-def _text_files(out: Path) -> dict[str, str]:
-    return text_files(out)
 
 
 def _note_files(job: Job, run: Run, files: list[str]) -> None:
