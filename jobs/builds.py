@@ -7,8 +7,8 @@ sweep whose every build was cached still says how its binary was made.
 
 from collections.abc import Iterable
 
-from jobs.attempts import AttemptResult
-from jobs.record_parts import BuildTime
+from jobs.record.attempts import AttemptResult
+from jobs.record.parts import BuildTime
 
 
 def build_times(results: Iterable[tuple[str, AttemptResult]]

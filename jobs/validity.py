@@ -9,11 +9,11 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 
-from jobs.model import Scalar
-from jobs.readings import BenchReading, Failure, ProfileReading
-from jobs.recipes import Recipe
-from jobs.record import Record
-from jobs.record_parts import Group, Measurement
+from jobs.parsers.readings import BenchReading, Failure, ProfileReading
+from jobs.record.model import Record
+from jobs.record.parts import Group, Measurement
+from jobs.spec.recipes import Recipe
+from jobs.strict import Scalar
 
 # A bench recipe's parameters that ask for a token count, and the reading's count for each:
 # the shipped recipes name them so (`--prompt-tokens {prompt_tokens}`, `-n {max_tokens}`).

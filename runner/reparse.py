@@ -9,14 +9,14 @@ recipe's parser and compared (jobs/validity.py).
 from collections.abc import Mapping
 from pathlib import Path
 
-from jobs.attempts import AttemptResult, Run
 from jobs.parsers import PARSERS, PROFILE_PARSERS
-from jobs.readings import ProfileInput, RunOutput
-from jobs.record import Record
+from jobs.parsers.readings import ProfileInput, RunOutput
+from jobs.record.attempts import AttemptResult, Run
+from jobs.record.model import Record
 from jobs.validity import Reading, reparsed_problems
 from workers.execute import read_bounded
-from workers.fleet.artifacts import ArtifactStore, CorruptArtifact
 from workers.parser_files import LIMIT_BYTES, SUFFIXES
+from workers.shared.stores import ArtifactStore, CorruptArtifact
 
 _OUT = "out/"
 
