@@ -24,6 +24,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
 from jobs.views.markdown import render
+from runner.reparse import raw_problems
 from workers.shared.state import Store
 from workers.shared.stores import (
     MANIFEST,
@@ -148,7 +149,7 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     rebuilt = build_record(record.sweep_id, stored.sweep, stored.cells, states, read.results,
                            read.unreadable, record.created, read.earlier, stored.resolved)
     rebuilt = rebuilt.model_copy(update={"evidence": read.evidence})
-    return problems + differences(record, rebuilt)
+    return problems + raw_problems(store, record, read.results) + differences(record, rebuilt)
 
 
 def write(record: Record, out: Path) -> Written:

@@ -25,12 +25,10 @@ from jobs.spec.recipes import Invocation
 from workers import orphans
 from workers.host_facts import load1
 from workers.shared.clock import now
+from workers.shared.parser_files import read_bounded
 
 # How long a timed-out or cancelled command gets after SIGTERM before SIGKILL.
 KILL_GRACE_S = 5.0
-# A parser reads at most this much of a log: its head and its tail, where mlxcel's results
-# are. A command that prints gigabytes keeps the worker's memory bounded.
-HEAD_BYTES, TAIL_BYTES = 1 << 20, 7 << 20
 TIMEOUT_EXIT = 124
 CANCEL_EXIT = 130
 # Never inherited by a command unless its recipe names it in `pass_env`: the worker's Redis
@@ -114,18 +112,6 @@ def output(run: Run, base: Path, timeout_s: float) -> RunOutput:
     """A finished run as its parser reads it (bounded; undecodable bytes replaced)."""
     return RunOutput(stdout=read_bounded(base / run.stdout), stderr=read_bounded(base / run.stderr),
                      exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=timeout_s)
-
-
-def read_bounded(path: Path) -> str:
-    with path.open("rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size <= HEAD_BYTES + TAIL_BYTES:
-            return f.read().decode(errors="replace")
-        head = f.read(HEAD_BYTES)
-        f.seek(size - TAIL_BYTES)
-        tail = f.read()
-    cut = f"\n[benchfleet: {size - HEAD_BYTES - TAIL_BYTES} bytes of output left out here]\n"
-    return head.decode(errors="replace") + cut + tail.decode(errors="replace")
 
 
 def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, bool]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from jobs.record.validity import asked_tokens
 from jobs.spec.cells import Cell
 from jobs.spec.recipes import Catalogue, Invocation, flag_probe, invocation, invocations
 from workers.execute import Role
@@ -48,6 +49,8 @@ class Plan:
     kind: Literal["bench", "profile"]
     runs: tuple[Step, ...]  # warm-ups then the measured run, or a profile's steps
     parser: str
+    # The token counts the cell asks its recipe for, so `check` can hold the run to them.
+    asked: dict[str, int]
     model_dir: Path | None  # where the checkpoint must be, when the recipe needs one
     models_dir: Path
 
@@ -69,6 +72,7 @@ def resolve(catalogue: Catalogue, where: str, cell: Cell, checkout: Checkout, st
                 probe=probe, required_flags=required,
                 kind="profile" if cell.kind == "profile" else "bench",
                 runs=_runs(catalogue, where, cell, values), parser=recipe.parser or "",
+                asked={} if cell.kind == "profile" else asked_tokens(recipe, cell.run.params),
                 model_dir=Path(values["model_dir"]) if recipe.needs_model else None,
                 models_dir=Path(values["models_dir"]))
 

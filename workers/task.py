@@ -30,14 +30,12 @@ from workers.provenance import read_facts
 from workers.shared.clock import now
 from workers.shared.leases import LeaseLost
 from workers.shared.messages import Signed
+from workers.shared.parser_files import text_files
 from workers.shared.state import Store
 from workers.shared.stores import ArtifactExists, ArtifactStore
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
-# Text files a step writes under {out} that its parser may read.
-_PARSER_FILES = (".dot", ".csv", ".txt", ".json")
-_PARSER_FILE_LIMIT = 4 << 20
 Reading = BenchReading | ProfileReading
 
 
@@ -185,8 +183,9 @@ def _bench_run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: lis
     """One bench run, parsed with the text files it created or changed under {out}."""
     before = _stamps(plan.out)
     run = _run(ctx, attempt, plan, step, runs)
-    written = {k: v for k, v in _text_files(plan.out).items()
+    written = {k: v for k, v in text_files(plan.out).items()
                if _stamps(plan.out).get(k) != before.get(k)}
+    _note_files(runs, run, sorted(written))
     output = _output(plan, run, step.call)
     return PARSERS[plan.parser](output.model_copy(update={"files": written}))
 
@@ -199,7 +198,7 @@ def _profile(ctx: Context, attempt: Attempt, plan: Plan, runs: list[Run]) -> Pro
         if run.exit_code != 0:
             break  # later steps read what this one should have written
     parsed = PROFILE_PARSERS[plan.parser](ProfileInput(steps=outputs,
-                                                       files=_text_files(plan.out)))
+                                                       files=text_files(plan.out)))
     _write(plan.staging, "parsed.json", parsed.model_dump_json(indent=1))
     _raise_if_failed(parsed, "profile")
     assert isinstance(parsed, ProfileReading)  # a profile parser gives a reading or a Failure
@@ -231,10 +230,10 @@ def _digest(argv: list[str]) -> str:
     return hashlib.sha256("\0".join(argv).encode()).hexdigest()[:16]
 
 
-def _text_files(out: Path) -> dict[str, str]:
-    """Text files under {out} a parser may read, by path relative to {out}."""
-    return {str(p.relative_to(out)): p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-            if p.is_file() and p.suffix in _PARSER_FILES and p.stat().st_size < _PARSER_FILE_LIMIT}
+def _note_files(runs: list[Run], run: Run, files: list[str]) -> None:
+    """Name on the run the files its parser reads, so its output can be parsed again."""
+    at = next(i for i, r in enumerate(runs) if r is run)
+    runs[at] = run.model_copy(update={"files": files})
 
 
 def _stamps(out: Path) -> dict[str, tuple[int, int]]:
@@ -307,7 +306,9 @@ def _result(ctx: Context, attempt: Attempt, reading: Reading | None, failure: Fa
         commit=checkout.commit if checkout else None, started=attempt.started, ended=now(),
         build=build, runs=runs or [], target=checkout.target if checkout else {},
         reading=reading if isinstance(reading, BenchReading) else None,
-        profile=reading if isinstance(reading, ProfileReading) else None, failure=failure)
+        profile=reading if isinstance(reading, ProfileReading) else None, failure=failure,
+        parser=attempt.plan.parser if attempt.plan else None,
+        asked=attempt.plan.asked if attempt.plan else {})
     return ctx.hooks.before_store(attempt, result)
 
 

@@ -84,6 +84,9 @@ class Run(Strict):
     # Tries of one command that a recipe's retry policy allowed; earlier tries are superseded.
     try_number: int = 1
     superseded: bool = False
+    # The files under {out} its parser read with its output (paths relative to {out}), so
+    # `check --artifacts` can parse the raw output again.
+    files: list[str] = []
 
 
 class BuildInfo(Strict):
@@ -116,6 +119,9 @@ class AttemptResult(Strict):
     failure: Failure | None = None
     # The idle gate that covered this attempt's runs (the group's first run, or after a gap).
     gate: Gate | None = None
+    # The recipe's parser, and the token counts the cell asked for (jobs/record/validity.py).
+    parser: str | None = None
+    asked: dict[str, int] = {}
 
     @property
     def measured(self) -> Run | None:

@@ -15,6 +15,7 @@ from jobs.profiles.attribution import UNCLASSIFIED
 from jobs.record.fidelity import HostRun, RunIndex, flags
 from jobs.record.model import SCHEMA, Record, compared_rows
 from jobs.record.parts import ArmRow, Group, Measurement
+from jobs.record.validity import record_problems
 from jobs.spec.sweep import Question
 from jobs.statistics.adaptive import walk
 from jobs.statistics.headline import separated_p
@@ -31,7 +32,7 @@ def check_record(r: Record) -> list[str]:
     if r.schema_version != SCHEMA:
         return [f"the record has schema version {r.schema_version}; this checker reads "
                 f"{SCHEMA}: make the record again with `benchfleet record`"]
-    problems = _accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r)
+    problems = _accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r) + record_problems(r)
     for g in r.groups:
         problems += _group(g) + _repeats(r, g)
     if r.answer:

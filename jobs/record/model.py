@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from jobs.profiles.attribution import attribute, with_idle
 from jobs.record.attempt_log import AttemptEntry, attempt_history, order_notes
 from jobs.record.attempts import AttemptResult, CellState, HostFacts
+from jobs.record.builds import build_times
 from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
 from jobs.record.parts import (
     ArmRow,
-    BuildTime,
     Evidence,
     Group,
     GroupProfile,
@@ -253,7 +253,9 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measureme
         exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
         build_cached=result.build.cached if result.build else None,
         jit_cache=result.target.get("jit_cache"), gate=result.gate,
-        host_lease=run.host_lease, flags=flags(mine, result.gate, runs))
+        host_lease=run.host_lease, flags=flags(mine, result.gate, runs),
+        asked_prompt_tokens=result.asked.get("prompt_tokens"),
+        asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
 
 
 def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
@@ -309,15 +311,8 @@ def _meta(created: str, cells: list[Cell], results: Sequence[AttemptResult],
     for r in results:
         if "toolchain" in r.target:
             toolchains.setdefault(r.host.hostname, set()).add(r.target["toolchain"])
-    builds: dict[tuple[str, str, str], BuildTime] = {}
     by_id = {c.id: c for c in cells}
-    for r in results:
-        cell = by_id[r.cell_id]
-        if r.build and r.commit and not r.build.cached:
-            builds[(r.commit, cell.backend, r.worker)] = BuildTime(
-                commit=r.commit, backend=cell.backend, worker=r.worker, recipe=r.build.recipe,
-                wall_s=r.build.wall_s, built_at=r.build.built_at,
-                command=[run.argv for run in r.runs if run.role == "build"])
+    builds = build_times([(by_id[r.cell_id].backend, r) for r in results])
     env = {m.arm: m.env for m in sorted(measured.values(), key=lambda m: m.order)}
     return Meta(date=created, mlx_pins=dict(sorted(pins.items())),
                 builds=sorted(builds.values(), key=lambda b: (b.commit, b.backend, b.worker)),

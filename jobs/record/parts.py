@@ -39,6 +39,11 @@ class Measurement(Strict):
     gate: Gate | None
     host_lease: bool
     flags: list[str]
+    # What the cell asked for (jobs/record/validity.py), and what the parser noted beside the
+    # figures.
+    asked_prompt_tokens: int | None = None
+    asked_tokens: int | None = None
+    notes: list[str] = []
 
 
 class ArmRow(Strict):
@@ -138,6 +143,10 @@ class BuildTime(Strict):
     wall_s: float | None
     built_at: str | None
     command: list[list[str]]
+    # A build a cell reused: its command, time and logs are the cache entry's, where it was
+    # built; `logs` are its steps' output files (under the attempt's build/ when built cold).
+    cached: bool = False
+    logs: list[str] = []
 
 
 class Meta(Strict):

@@ -18,7 +18,7 @@ def render(record: Record, plots: dict[str, str] | None = None, data: str | None
     names = {sha: name for name, shas in record.commits.items() for sha in shas}
     parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
     parts += [_plots(record, plots or {}), _missing(record), _skipped(record), _history(record),
-              _measurements(record), _hosts(record)]
+              notes_section(record), _measurements(record), _hosts(record)]
     return "\n".join(p for p in parts if p)
 
 
@@ -46,6 +46,7 @@ def _metadata(r: Record) -> str:
     for b in r.meta.builds:
         commands = "; ".join(f"`{' '.join(c)}`" for c in b.command)
         took = f"{b.wall_s:.1f} s" if b.wall_s is not None else "–"
+        took += f" (reused from its cache entry, built {b.built_at})" if b.cached else ""
         rows.append(f"| build {b.backend} `{b.commit[:12]}` on {b.worker} | {took}: {commands} |")
     for arm, env in r.meta.env.items():
         text = " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "(none)"
@@ -173,18 +174,26 @@ def _opening(r: Record, data: str | None) -> str:
 
 
 def _builds(r: Record) -> str:
-    commands = {" ".join(c) for b in r.meta.builds for c in b.command}
+    # Per backend in the recipe's order (the build before the copies that keep its binary).
+    steps: dict[str, dict[str, None]] = {}
+    for b in r.meta.builds:
+        steps.setdefault(b.backend, {}).update(dict.fromkeys(" ".join(c) for c in b.command))
     recipes = ", ".join(f"{b}: `{recipe}`" for b, recipe in r.build_recipes.items())
-    if not commands:
-        return f"recipes {recipes} (every build was cached)"
-    return f"{'; '.join(f'`{c}`' for c in sorted(commands))} (recipes {recipes})"
+    if not any(steps.values()):
+        return f"recipes {recipes} (no build command recorded)"
+    ordered = "; ".join(f"{backend}: " + ", then ".join(f"`{c}`" for c in commands)
+                        for backend, commands in steps.items() if commands)
+    return f"{ordered} (recipes {recipes})"
 
 
 def _cache(r: Record) -> str:
     ms = [m for g in r.groups for m in g.measurements]
     cold = [f"{b.backend} `{b.commit[:12]}` built cold on {b.worker} in "
             f"{b.wall_s:.1f} s" if b.wall_s is not None else f"{b.backend} built cold"
-            for b in r.meta.builds]
+            for b in r.meta.builds if not b.cached]
+    cold += [f"{b.backend} `{b.commit[:12]}` reused on {b.worker} as built at {b.built_at}"
+             + (f" in {b.wall_s:.1f} s" if b.wall_s is not None else "")
+             for b in r.meta.builds if b.cached]
     cached = sum(1 for m in ms if m.build_cached)
     jit = sorted({m.jit_cache for m in ms if m.jit_cache})
     parts = cold + [f"build cached for {cached} of {len(ms)} measurements"]
@@ -398,3 +407,15 @@ def _issue(issue: str | int) -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def notes_section(r: Record) -> str:
+    """What the parsers noted about the measured runs (a shortened prompt, say), per cell."""
+    rows = [f"| `{m.cell_id}` | {g.backend} | {g.model} | {m.arm} | {m.repeat} | "
+            f"{note.replace('|', '/')} |" for g in r.groups for m in g.measurements
+            for note in m.notes]
+    if not rows:
+        return ""
+    head = ["## Parser notes\n", "What the parser read beside the figures, per measured run.\n",
+            "| cell | backend | model | arm | repeat | note |", "|---|---|---|---|---|---|"]
+    return "\n".join(head + rows) + "\n"
