@@ -2,6 +2,7 @@
 
 from typing import Literal
 
+from jobs.gpu_state import GpuReading
 from jobs.model import Strict
 from jobs.readings import BenchReading, Failure, ProfileReading
 
@@ -75,6 +76,9 @@ class Run(Strict):
     # Tries of one command that a recipe's retry policy allowed; earlier tries are superseded.
     try_number: int = 1
     superseded: bool = False
+    # NVIDIA hosts: every GPU's state just before and just after a measured run.
+    gpu_before: GpuReading | None = None
+    gpu_after: GpuReading | None = None
 
 
 class BuildInfo(Strict):
@@ -108,6 +112,10 @@ class AttemptResult(Strict):
     failure: Failure | None = None
     # The idle gate that covered this attempt's runs (the group's first run, or after a gap).
     gate: Gate | None = None
+    # The GPU state before and after the group's first measured run: the range it started in.
+    gpu_start: list[GpuReading] = []
+    # The clocks the worker locked for the group (`nvidia-smi -lgc`), or why it could not.
+    gpu_clocks: str | None = None
 
     @property
     def measured(self) -> Run | None:

@@ -63,17 +63,20 @@ def answer_section(a: Answer) -> str:
              f"| {_cell(v.reason)} "
              f"| {', '.join(f'`{s}`' for s in v.settled_by) or '–'} "
              f"| {_cell('; '.join(v.missing)) or '–'} |" for v in a.verdicts]
-    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` decode ratio "
-             "against the control's own: a family whose range lies entirely below the "
-             "control's has a family-specific gap; overlapping ranges mean the gap is general.\n",
+    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` gap and the "
+             "control's, each by the headline rule on unflagged runs: only the family slower is "
+             "family-specific, neither is no gap in either; both slower, their per-run ratios "
+             "are compared by the same rule: apart and different is family-specific (or "
+             "narrower), no effect is general; anything not yet known is not settled.\n",
              "| commit | backend | control | control ratio | fused-off vs candidate | model "
-             "| family | family ratio | gap is |", "|---|---|---|---|---|---|---|---|---|"]
+             "| family | family ratio | gap is | why |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in a.controls:
         for f in c.families or []:
             rows.append(f"| `{c.commit[:12]}` | {c.backend} | {c.control} "
                         f"| {ratio_text(c.control_ratio)} "
                         f"| {ratio_text(c.fused_off_vs_candidate)} | {f.model} | {f.family} "
-                        f"| {ratio_text(f.ratio)} | {f.relation} |")
+                        f"| {ratio_text(f.ratio)} | {f.relation} | {_cell(f.reason)} |")
     for models in a.not_comparable:
         rows.append(f"\n{' and '.join(models)} are one checkpoint under non-comparable "
                     "quantization recipes: their rows are never compared with each other "
@@ -230,11 +233,7 @@ def _idleness(r: Record) -> str:
                     f"| {span_text(waits, 1)} "
                     f"| {span_text(Span.of([m.load1_before for m in mine]))} "
                     f"| {span_text(Span.of([m.load1_after for m in mine]))} |")
-    flagged = sum(1 for m in ms if m.flags)
-    rows.append(f"\n{flagged} of {len(ms)} measurements carry a flag (listed under "
-                "Measurements): their figures are shown, but were not taken on a quiet host "
-                "held by one command." if flagged else
-                "\nEvery measurement ran on an idle host under the host lease, alone.")
+    rows.append(f"\n{r.host_sentence}")
     return "\n".join(rows) + "\n"
 
 

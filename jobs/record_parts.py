@@ -4,6 +4,7 @@ from jobs.adaptive import Repeats
 from jobs.attempts import Gate
 from jobs.attribution import Attribution
 from jobs.compare import Comparison
+from jobs.gpu_state import GpuReading
 from jobs.model import Strict
 from jobs.readings import PathCounts
 from jobs.stats import Ratio, Span
@@ -39,6 +40,12 @@ class Measurement(Strict):
     gate: Gate | None
     host_lease: bool
     flags: list[str]
+    # Each run judged on its own (jobs/run_flags.py): its length and GPU state around it.
+    wall_s: float = 0.0
+    gpu_before: GpuReading | None = None
+    gpu_after: GpuReading | None = None
+    gpu_start: list[GpuReading] = []
+    gpu_clocks: str | None = None
 
 
 class ArmRow(Strict):

@@ -6,6 +6,7 @@ from pathlib import Path
 from jobs.attempts import BuildInfo, Gate, Run
 from jobs.cells import Cell
 from jobs.envelope import Envelope
+from jobs.gpu_state import GpuReading
 from workers.fleet.messages import Signed
 from workers.fleet.state import now
 
@@ -20,6 +21,9 @@ class Group:
     # monotonic time the last command of this message ended (the idle gate's gap)
     last_command_end: float | None = None
     gate: Gate | None = None
+    # The GPU state around the group's first measured run, and its clock lock (gpu_watch).
+    gpu_start: list[GpuReading] = field(default_factory=list)
+    gpu_clocks: str | None = None
 
 
 @dataclass

@@ -30,6 +30,7 @@ from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
 from workers.hooks.events import CellEvents
+from workers.hooks.gpu_watch import GpuWatch
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
@@ -104,6 +105,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    CellLease(store, lease, artifacts, slack, settings.setup_timeout_s),
                    Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, lease, slack), IdleGate(gate),
+                   GpuWatch(settings.gpu_lock_clocks),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),

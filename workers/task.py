@@ -65,6 +65,8 @@ def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]])
     except LeaseLost as lost:
         log.error("%s; abandoning the rest of this message", lost)
         return f"abandoned: {lost}"
+    finally:
+        ctx.hooks.after_group(group)
     ctx.lease.release()
     ctx.lease.renew(IDLE_TTL_S)
     return ", ".join(outcomes)
@@ -320,7 +322,7 @@ def _result(ctx: Context, job: Job, reading: BenchReading | ProfileReading | Non
         ended=now(), build=job.build, runs=job.runs, target=job.target,
         reading=reading if isinstance(reading, BenchReading) else None,
         profile=reading if isinstance(reading, ProfileReading) else None, failure=failure,
-        gate=job.group.gate)
+        gate=job.group.gate, gpu_start=job.group.gpu_start, gpu_clocks=job.group.gpu_clocks)
 
 
 def _push(ctx: Context, job: Job, result: AttemptResult) -> AttemptResult:

@@ -10,7 +10,8 @@ one file each here, and the worker chains them in a fixed order (workers/service
 - `around_command(job, command, proceed)`: wraps each command the cell runs (build, warm-up,
   measured run, profile step); calls `proceed()` zero or more times and returns the Run;
 - `on_failure(job, failure)`: the cell failed (before `after_cell`);
-- `after_cell(job, result)`: the attempt's result is stored; report it.
+- `after_cell(job, result)`: the attempt's result is stored; report it;
+- `after_group(group)`: the message's cells have all run (or it was abandoned).
 """
 
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from jobs.attempts import AttemptResult, Run
 from jobs.readings import Failure
 from workers.execute import Command
-from workers.job import Job
+from workers.job import Group, Job
 
 Proceed = Callable[[], Run]
 
@@ -53,6 +54,9 @@ class Hook:
     def after_cell(self, job: Job, result: AttemptResult) -> None:
         pass
 
+    def after_group(self, group: Group) -> None:
+        pass
+
 
 class Chain:
     """The hooks in order: the first hook's around_command is the outermost."""
@@ -84,6 +88,10 @@ class Chain:
                 failed = failed or error
         if failed:
             raise failed
+
+    def after_group(self, group: Group) -> None:
+        for hook in self.hooks:
+            hook.after_group(group)
 
 
 def _bind(hook: Hook, job: Job, command: Command, proceed: Proceed) -> Proceed:
