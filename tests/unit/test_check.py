@@ -1,5 +1,7 @@
 """The record checker: a consistent record passes; each kind of damage is named."""
 
+from collections.abc import Callable
+
 import pytest
 
 from jobs.attempts import AttemptResult, CellState
@@ -37,7 +39,8 @@ def profile(cell: Cell) -> AttemptResult:
                                    "target": {"mlx_pin": "81ba1c6a" * 5}})
 
 
-def make(sweep: Sweep, cells: list[Cell], drop: set[str] = frozenset()) -> Record:
+def make(sweep: Sweep, cells: list[Cell], drop: set[str] = frozenset(),
+         decode: Callable[[Cell], float] | None = None, load1: float = 0.2) -> Record:
     results, states = {}, {}
     for c in cells:
         if c.id in drop:
@@ -46,7 +49,7 @@ def make(sweep: Sweep, cells: list[Cell], drop: set[str] = frozenset()) -> Recor
         if c.kind == "profile":
             results[c.id] = profile(c)
         else:
-            r = result(c, DECODE[c.arm] + c.repeat * 0.1)
+            r = result(c, decode(c) if decode else DECODE[c.arm] + c.repeat * 0.1, load1)
             results[c.id] = r.model_copy(update={"target": {"mlx_pin": "81ba1c6a" * 5}})
         states[c.id] = CellState(status="done", attempt=1)
     record = with_evidence(build_record("s1", sweep, cells, states, results, {},
