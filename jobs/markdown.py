@@ -233,8 +233,37 @@ def _idleness(r: Record) -> str:
                     f"| {span_text(waits, 1)} "
                     f"| {span_text(Span.of([m.load1_before for m in mine]))} "
                     f"| {span_text(Span.of([m.load1_after for m in mine]))} |")
+    rows += _gpu_lines(ms)
     rows.append(f"\n{r.host_sentence}")
     return "\n".join(rows) + "\n"
+
+
+def _gpu_lines(ms: list[Measurement]) -> list[str]:
+    """Per host and GPU: persistence mode, application clocks and the clock lock, as read
+    before its runs, with the SM clock and temperature seen around them."""
+    lines = []
+    for host in sorted({m.hostname for m in ms if m.gpu_before}):
+        mine = [m for m in ms if m.hostname == host]
+        seen = [g for m in mine for r in (m.gpu_before, m.gpu_after) if r for g in r.gpus]
+        for index in sorted({g.index for g in seen}):
+            gs = [g for g in seen if g.index == index]
+            persistence = {"on" if g.persistence else "off" for g in gs
+                           if g.persistence is not None}
+            apps = {f"{g.app_sm_mhz:g}/{g.app_mem_mhz:g} MHz" for g in gs
+                    if g.app_sm_mhz is not None and g.app_mem_mhz is not None}
+            clocks = {m.gpu_clocks for m in mine if m.gpu_clocks} or {"not locked (not asked)"}
+            lines.append(f"\n{host} GPU {index} ({gs[0].name}): persistence "
+                         f"{', '.join(sorted(persistence)) or 'unknown'}, application clocks "
+                         f"{', '.join(sorted(apps)) or 'unknown'}, clocks "
+                         f"{'; '.join(sorted(clocks))}; around its runs SM clock "
+                         f"{_extent([g.sm_mhz for g in gs])} MHz, temperature "
+                         f"{_extent([g.temperature_c for g in gs])} °C.")
+    return lines
+
+
+def _extent(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return f"{min(known):g} to {max(known):g}" if known else "unknown"
 
 
 def _count(ms: list[Measurement], phrase: str) -> int:

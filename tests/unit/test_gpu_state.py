@@ -3,13 +3,21 @@ just after (tests/samples/gpu/, recorded with tests/gpu/record_gpu_state.py). Bo
 NVML's values and nvidia-smi's CSV, read alike and flag the same run."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from jobs.attempts import Gate
+from jobs.attempts import CellState, Gate
+from jobs.cells import expand
+from jobs.check import check_record
 from jobs.gpu_state import GpuReading, busy, from_nvml, from_smi, out_of_range
+from jobs.markdown import render
+from jobs.record import build_record
 from jobs.run_flags import RunConditions, run_flags
+from jobs.specfile import load
+from jobs.sweep import Sweep
+from tests.unit.test_record import ONE_GROUP_SWEEP, result, with_evidence
 
 SAMPLES = Path(__file__).parents[1] / "samples" / "gpu"
 GATE = Gate(at="2026-12-01T21:00:00+00:00", idle=True, waited_s=0.0, threshold=4.0,
@@ -91,3 +99,45 @@ def test_load1_over_the_gate_threshold_before_or_after_flags_the_run() -> None:
 def test_a_csv_with_other_columns_is_refused() -> None:
     with pytest.raises(ValueError, match="columns, not the 11 asked for"):
         from_smi("index, name\n0, NVIDIA H200\n")
+
+
+def test_a_record_flags_the_shared_gpu_run_names_it_and_check_recomputes_it() -> None:
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
+    cells = expand(sweep)
+    shared = cells[4].id
+    results = {}
+    for c in cells:
+        r = result(c, 20.0 + c.repeat + (5.0 if c.arm == "fused" else 0.0))
+        run = r.runs[0].model_copy(update={
+            "gpu_before": smi("busy" if c.id == shared else "idle"), "gpu_after": smi("after")})
+        results[c.id] = r.model_copy(update={"runs": [run], "gpu_start": [smi("idle"),
+                                                                           smi("after")]})
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    record = with_evidence(build_record("s1", sweep, cells, states, results, {},
+                                        "2026-12-01T21:00:00+00:00"), results)
+    assert check_record(record) == []
+    flagged = {m.cell_id: m.flags for g in record.groups for m in g.measurements if m.flags}
+    assert list(flagged) == [shared]
+    assert record.host_sentence.startswith(f"1 of {len(cells)} measurements carry a flag")
+    assert f"{shared} (host not idle: GPU 0 before the run: compute processes [618]" in \
+        record.host_sentence
+    text = render(record)
+    assert "GPU 0 (NVIDIA H200): persistence on, application clocks 1980/3201 MHz" in text
+    # The busy reading replaced by an idle one, its flags kept: check recomputes them.
+    g = record.groups[0]
+    hidden = [m.model_copy(update={"gpu_before": smi("idle")}) if m.cell_id == shared else m
+              for m in g.measurements]
+    edited = record.model_copy(update={"groups": [g.model_copy(update={"measurements": hidden})]})
+    assert any(p.startswith(f"{shared}: flags ") for p in check_record(edited))
+
+
+def test_the_worker_says_why_it_did_not_lock_the_clocks() -> None:
+    from workers.fleet.settings import Settings
+    from workers.gpu_reader import read_gpus
+    from workers.hooks.gpu_watch import _lock
+
+    if shutil.which("nvidia-smi") is None:  # this machine: no NVIDIA GPU
+        assert _lock("1980,1980") == "not locked at 1980,1980 MHz: no nvidia-smi on this host"
+        assert read_gpus() is None
+    with pytest.raises(ValueError, match="not a clock range; use MIN,MAX in MHz"):
+        Settings(gpu_lock_clocks="fast")
