@@ -30,8 +30,9 @@ from jobs.stats import Ratio, Span
 from jobs.sweep import Question, Sweep
 
 # The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
-# flags, adaptive repeats, evidence (sha256 of every attempt read).
-SCHEMA = 2
+# flags, adaptive repeats, evidence (sha256 of every attempt read). 3: each run judged on its
+# own readings (GPU state), the host sentence, verdict and control words by the headline rule.
+SCHEMA = 3
 _WAITING = frozenset({"queued", "running"})
 
 
