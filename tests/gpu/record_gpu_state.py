@@ -15,7 +15,7 @@ from pathlib import Path
 
 from workers.gpu_reader import nvml_values
 
-# The same query as jobs/gpu_state.py's SMI_QUERY (that module needs pydantic; this one not).
+# The same query as jobs/record/gpu_state.py's SMI_QUERY (that module needs pydantic; this one not).
 SMI_QUERY = ("index,uuid,name,utilization.gpu,clocks.sm,clocks.mem,"
              "clocks.applications.graphics,clocks.applications.memory,temperature.gpu,"
              "clocks_throttle_reasons.active,persistence_mode")

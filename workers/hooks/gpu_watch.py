@@ -12,11 +12,11 @@ import os
 import shutil
 import subprocess
 
-from jobs.attempts import Run
+from jobs.record.attempts import Run
 from workers.execute import Command
 from workers.gpu_reader import read_gpus
 from workers.hooks import Hook, Proceed
-from workers.job import Group, Job
+from workers.in_flight import Group, Job
 
 log = logging.getLogger(__name__)
 _SMI_TIMEOUT_S = 30
