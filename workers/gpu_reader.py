@@ -1,6 +1,6 @@
 """GPU state before and after a measured run: NVML where it loads, else nvidia-smi's CSV.
 
-Only reads; what the values mean is jobs/gpu_state.py's. Called between commands, never
+Only reads; what the values mean is jobs/record/gpu_state.py's. Called between commands, never
 during one: nothing wakes the worker while a measured command runs.
 """
 
@@ -9,7 +9,7 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jobs.gpu_state import GpuReading
+    from jobs.record.gpu_state import GpuReading
 
 _SMI_TIMEOUT_S = 10
 
@@ -18,7 +18,7 @@ def read_gpus() -> "GpuReading | None":
     """The state of every NVIDIA GPU, or None on a host without one."""
     # Imported here: tests/gpu/record_gpu_state.py records NVML's raw values with this module
     # on a device Python that has no pydantic.
-    from jobs.gpu_state import SMI_APPS_QUERY, SMI_QUERY, from_nvml, from_smi
+    from jobs.record.gpu_state import SMI_APPS_QUERY, SMI_QUERY, from_nvml, from_smi
 
     raw = nvml_values()
     if raw is not None:

@@ -3,9 +3,8 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.gpu_state import GpuReading
-
 from jobs.record.attempts import BuildInfo, Gate, Run
+from jobs.record.gpu_state import GpuReading
 from jobs.spec.cells import Cell
 from jobs.spec.envelope import Envelope
 from workers.shared.clock import now

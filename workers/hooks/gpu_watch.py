@@ -2,7 +2,7 @@
 
 Read just before and just after the command, never during it: nothing wakes the worker while
 a measured command runs. The group's first measured run gives the range it started in, which
-jobs/gpu_state.py judges later runs against. With BENCHFLEET_GPU_LOCK_CLOCKS the worker locks
+jobs/record/gpu_state.py judges later runs against. With BENCHFLEET_GPU_LOCK_CLOCKS the worker locks
 the GPU clocks (`nvidia-smi -lgc MIN,MAX`, root only) before the group's first measured run
 and resets them (`-rgc`) when the group ends; the attempt records which happened.
 """

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from jobs.gpu_state import GpuReading, busy, from_nvml, from_smi, out_of_range
-from jobs.run_flags import RunConditions, run_flags
 
 from jobs.record.attempts import CellState, Gate
 from jobs.record.check import check_record
+from jobs.record.gpu_state import GpuReading, busy, from_nvml, from_smi, out_of_range
 from jobs.record.model import build_record
+from jobs.record.run_flags import RunConditions, run_flags
 from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep

@@ -2,7 +2,6 @@
 GPU-idle time can and cannot change."""
 
 import pytest
-from jobs.gap import Gap
 
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
 from jobs.profiles.attribution import attribute, with_idle
@@ -10,6 +9,7 @@ from jobs.profiles.phases import PhaseRules
 from jobs.spec.sweep import Question
 from jobs.statistics.headline import compare
 from jobs.statistics.spans import Ratio, Span
+from jobs.studies.moe_decode_gap.gap import Gap
 from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 
 Q = Question(kind="moe-decode-gap", candidate="mlxcel", control="qwen3", families={"ds": "ds4"})
