@@ -23,6 +23,7 @@ from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
 from workers.hooks.events import CellEvents
+from workers.hooks.gpu_watch import GpuWatch
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
@@ -107,7 +108,8 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    Adaptive(store, artifacts), Cancel(client, settings.redis_url, name),
                    Retries(), cell_lease, Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
-                   IdleGate(gate), *([events] if events else [])])
+                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks),
+                   *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
                    workspace=Workspace(workspace, settings.setup_timeout_s),

@@ -3,6 +3,7 @@
 from typing import Literal
 
 from jobs.parsers.readings import BenchReading, Failure, ProfileReading
+from jobs.record.gpu_state import GpuReading
 from jobs.spec.envelope import PROTOCOL
 from jobs.strict import Strict
 
@@ -87,6 +88,9 @@ class Run(Strict):
     # The files under {out} its parser read with its output (paths relative to {out}), so
     # `check --artifacts` can parse the raw output again.
     files: list[str] = []
+    # NVIDIA hosts: every GPU's state just before and just after a measured run.
+    gpu_before: GpuReading | None = None
+    gpu_after: GpuReading | None = None
 
 
 class BuildInfo(Strict):
@@ -122,6 +126,10 @@ class AttemptResult(Strict):
     # The recipe's parser, and the token counts the cell asked for (jobs/record/validity.py).
     parser: str | None = None
     asked: dict[str, int] = {}
+    # The GPU state before and after the group's first measured run: the range it started in.
+    gpu_start: list[GpuReading] = []
+    # The clocks the worker locked for the group (`nvidia-smi -lgc`), or why it could not.
+    gpu_clocks: str | None = None
 
     @property
     def measured(self) -> Run | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from jobs.profiles.attribution import UNCLASSIFIED
 from jobs.record.fidelity import HostRun, RunIndex, flags
-from jobs.record.model import SCHEMA, Record, compared_rows
+from jobs.record.model import SCHEMA, Record, compared_rows, conditions, record_host_sentence
 from jobs.record.parts import ArmRow, Group, Measurement
 from jobs.record.validity import record_problems
 from jobs.spec.sweep import Question
@@ -82,7 +82,7 @@ def _fidelity(r: Record) -> list[str]:
             if _key(mine) not in known:
                 problems.append(f"{m.cell_id}: its measured run is not among the host's runs, "
                                 "so overlaps cannot be checked")
-            expected = flags(mine, m.gate, index)
+            expected = flags(mine, m.gate, index, conditions(m))
             if m.flags != expected:
                 problems.append(f"{m.cell_id}: flags {m.flags} but its gate, host lease and "
                                 f"the host's runs give {expected}")
@@ -91,6 +91,9 @@ def _fidelity(r: Record) -> list[str]:
             if row.flagged != flagged:
                 problems.append(f"{g.backend} · {g.model} / {row.arm}: {row.flagged} flagged "
                                 f"measurements stated, {flagged} found")
+    if r.host_sentence != record_host_sentence(r.groups):
+        problems.append("the host sentence does not follow from the measurements' flags: "
+                        f"they give {record_host_sentence(r.groups)!r}")
     return problems
 
 

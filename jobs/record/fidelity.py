@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from jobs.record.attempts import AttemptResult, Gate
+from jobs.record.run_flags import RunConditions, run_flags
 from jobs.strict import Strict
 
 # Commands that load a host: what a measurement must not share it with.
@@ -75,10 +76,11 @@ class RunIndex:
                 + self.unreadable.get(host, []))
 
 
-def flags(measured: HostRun, gate: Gate | None, runs: "RunIndex | Sequence[HostRun]"
-          ) -> list[str]:
+def flags(measured: HostRun, gate: Gate | None, runs: "RunIndex | Sequence[HostRun]",
+          conditions: RunConditions | None = None) -> list[str]:
     """What is wrong with the conditions of one measured run, one short phrase each."""
     found = [NO_GATE] if gate is None else [] if gate.idle else [NOT_IDLE]
+    found += run_flags(conditions, gate) if conditions else []
     if not measured.host_lease:
         found.append(NO_LEASE)
     if _interval(measured) is None:

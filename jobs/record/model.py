@@ -20,6 +20,7 @@ from jobs.record.parts import (
     Missing,
     Skipped,
 )
+from jobs.record.run_flags import Flagged, RunConditions, host_sentence
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Question, Sweep
 from jobs.statistics.adaptive import Repeats, walk
@@ -29,8 +30,9 @@ from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.answer import Answer, answer
 
 # The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
-# flags, adaptive repeats, evidence (sha256 of every attempt read).
-SCHEMA = 2
+# flags, adaptive repeats, evidence (sha256 of every attempt read). 3: each run judged on its
+# own readings (GPU state), the host sentence, verdict and control words by the headline rule.
+SCHEMA = 3
 _WAITING = frozenset({"queued", "running"})
 
 
@@ -69,6 +71,8 @@ class Record(Strict):
     question: Question | None = None
     answer: Answer | None = None
     check: Check | None = None
+    # Derived from the measurements' flags (jobs/record/run_flags.py); `check` recomputes it.
+    host_sentence: str = ""
 
 
 def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
@@ -126,7 +130,20 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         meta=_meta(created, cells, [*results.values(), *earlier], measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
         history=attempt_history(cells, dict(results), earlier), question=sweep.question,
-        answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
+        answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None,
+        host_sentence=record_host_sentence(groups))
+
+
+def record_host_sentence(groups: Sequence[Group]) -> str:
+    ms = [m for g in groups for m in g.measurements]
+    return host_sentence([Flagged(cell_id=m.cell_id, flags=m.flags) for m in ms], len(ms))
+
+
+def conditions(m: Measurement) -> RunConditions:
+    """The readings around a measured run that its own flags are judged on."""
+    return RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
+                         wall_s=m.wall_s, gpu_before=m.gpu_before, gpu_after=m.gpu_after,
+                         gpu_start=m.gpu_start)
 
 
 def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
@@ -242,7 +259,7 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measureme
     if run is None or reading is None or result.commit is None:
         return None
     mine = next(r for r in host_runs(result) if r.role == "measure")
-    return Measurement(
+    m = Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=result.worker, hostname=result.host.hostname, commit=result.commit,
         attempt=result.attempt, started=run.started, ended=run.ended,
@@ -253,9 +270,11 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measureme
         exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
         build_cached=result.build.cached if result.build else None,
         jit_cache=result.target.get("jit_cache"), gate=result.gate,
-        host_lease=run.host_lease, flags=flags(mine, result.gate, runs),
+        host_lease=run.host_lease, flags=[], wall_s=run.wall_s, gpu_before=run.gpu_before,
+        gpu_after=run.gpu_after, gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
         asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
+    return m.model_copy(update={"flags": flags(mine, result.gate, runs, conditions(m))})
 
 
 def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,

@@ -3,6 +3,7 @@
 from jobs.parsers.readings import PathCounts
 from jobs.profiles.attribution import Attribution
 from jobs.record.attempts import Gate
+from jobs.record.gpu_state import GpuReading
 from jobs.statistics.adaptive import Repeats
 from jobs.statistics.headline import Comparison
 from jobs.statistics.spans import Ratio, Span
@@ -44,6 +45,12 @@ class Measurement(Strict):
     asked_prompt_tokens: int | None = None
     asked_tokens: int | None = None
     notes: list[str] = []
+    # Each run judged on its own (jobs/record/run_flags.py): its length and GPU state around it.
+    wall_s: float = 0.0
+    gpu_before: GpuReading | None = None
+    gpu_after: GpuReading | None = None
+    gpu_start: list[GpuReading] = []
+    gpu_clocks: str | None = None
 
 
 class ArmRow(Strict):

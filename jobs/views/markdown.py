@@ -64,17 +64,20 @@ def answer_section(a: Answer) -> str:
              f"| {_cell(v.reason)} "
              f"| {', '.join(f'`{s}`' for s in v.settled_by) or '–'} "
              f"| {_cell('; '.join(v.missing)) or '–'} |" for v in a.verdicts]
-    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` decode ratio "
-             "against the control's own: a family whose range lies entirely below the "
-             "control's has a family-specific gap; overlapping ranges mean the gap is general.\n",
+    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` gap and the "
+             "control's, each by the headline rule on unflagged runs: only the family slower is "
+             "family-specific, neither is no gap in either; both slower, their per-run ratios "
+             "are compared by the same rule: apart and different is family-specific (or "
+             "narrower), no effect is general; anything not yet known is not settled.\n",
              "| commit | backend | control | control ratio | fused-off vs candidate | model "
-             "| family | family ratio | gap is |", "|---|---|---|---|---|---|---|---|---|"]
+             "| family | family ratio | gap is | why |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in a.controls:
         for f in c.families or []:
             rows.append(f"| `{c.commit[:12]}` | {c.backend} | {c.control} "
                         f"| {ratio_text(c.control_ratio)} "
                         f"| {ratio_text(c.fused_off_vs_candidate)} | {f.model} | {f.family} "
-                        f"| {ratio_text(f.ratio)} | {f.relation} |")
+                        f"| {ratio_text(f.ratio)} | {f.relation} | {_cell(f.reason)} |")
     for models in a.not_comparable:
         rows.append(f"\n{' and '.join(models)} are one checkpoint under non-comparable "
                     "quantization recipes: their rows are never compared with each other "
@@ -240,12 +243,37 @@ def _idleness(r: Record) -> str:
                     f"| {span_text(waits, 1)} "
                     f"| {span_text(Span.of([m.load1_before for m in mine]))} "
                     f"| {span_text(Span.of([m.load1_after for m in mine]))} |")
-    flagged = sum(1 for m in ms if m.flags)
-    rows.append(f"\n{flagged} of {len(ms)} measurements carry a flag (listed under "
-                "Measurements): their figures are shown, but were not taken on a quiet host "
-                "held by one command." if flagged else
-                "\nEvery measurement ran on an idle host under the host lease, alone.")
+    rows += _gpu_lines(ms)
+    rows.append(f"\n{r.host_sentence}")
     return "\n".join(rows) + "\n"
+
+
+def _gpu_lines(ms: list[Measurement]) -> list[str]:
+    """Per host and GPU: persistence mode, application clocks and the clock lock, as read
+    before its runs, with the SM clock and temperature seen around them."""
+    lines = []
+    for host in sorted({m.hostname for m in ms if m.gpu_before}):
+        mine = [m for m in ms if m.hostname == host]
+        seen = [g for m in mine for r in (m.gpu_before, m.gpu_after) if r for g in r.gpus]
+        for index in sorted({g.index for g in seen}):
+            gs = [g for g in seen if g.index == index]
+            persistence = {"on" if g.persistence else "off" for g in gs
+                           if g.persistence is not None}
+            apps = {f"{g.app_sm_mhz:g}/{g.app_mem_mhz:g} MHz" for g in gs
+                    if g.app_sm_mhz is not None and g.app_mem_mhz is not None}
+            clocks = {m.gpu_clocks for m in mine if m.gpu_clocks} or {"not locked (not asked)"}
+            lines.append(f"\n{host} GPU {index} ({gs[0].name}): persistence "
+                         f"{', '.join(sorted(persistence)) or 'unknown'}, application clocks "
+                         f"{', '.join(sorted(apps)) or 'unknown'}, clocks "
+                         f"{'; '.join(sorted(clocks))}; around its runs SM clock "
+                         f"{_extent([g.sm_mhz for g in gs])} MHz, temperature "
+                         f"{_extent([g.temperature_c for g in gs])} °C.")
+    return lines
+
+
+def _extent(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return f"{min(known):g} to {max(known):g}" if known else "unknown"
 
 
 def _count(ms: list[Measurement], phrase: str) -> int:

@@ -143,7 +143,10 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
     assert sorted((v.backend, v.model) for v in answer.verdicts) == sorted(
         (b, m) for b in ("cuda", "metal") for m in FAMILIES)
     for v in answer.verdicts:
-        if v.backend == "metal" and v.outcome != "no gap":
+        # n = 3 cannot decide a gap ("more repeats"), and a capped gate on a busy CI host
+        # flags every run ("host"); past those, Metal stops at its unread trace.
+        if v.backend == "metal" and v.outcome != "no gap" and not v.reason.startswith(
+                ("more repeats: ", "host: ")):
             assert v.outcome == "not settled" and v.reason.startswith("trace not read")
             assert any("per-kernel time on metal" in m for m in v.missing)
         if v.outcome in ("dominant", "not dominant") and v.backend == "cuda":

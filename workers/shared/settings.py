@@ -1,6 +1,7 @@
 """benchfleet's configuration, in one place: environment variables prefixed BENCHFLEET_."""
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -60,6 +61,9 @@ class Settings(BaseSettings):
     idle_max_wait_s: float = 600.0
     idle_gap_s: float = 300.0
     idle_interval_s: float = 5.0
+    # NVIDIA hosts: lock the GPU clocks for each group (`nvidia-smi -lgc MIN,MAX`, in MHz;
+    # root only) and reset them after it. Unset: clocks left as they are, and recorded.
+    gpu_lock_clocks: str | None = None
     # Celery task events (Flower, `celery events`): at cell start and end only.
     events: bool = True
     # Longest a cell's checkout (git clone or fetch) and provenance probes may take.
@@ -103,6 +107,13 @@ class Settings(BaseSettings):
         if parts.scheme != "unix" and not parts.hostname:
             raise ValueError(f"{redacted(value)!r} names no host; use "
                              "redis://[:PASSWORD@]HOST:PORT/DB")
+        return value
+
+    @field_validator("gpu_lock_clocks")
+    @classmethod
+    def _gpu_lock_clocks(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\d+(,\d+)?", value):
+            raise ValueError(f"{value!r} is not a clock range; use MIN,MAX in MHz (1980,1980)")
         return value
 
     @field_validator("artifacts", mode="before")

@@ -1,14 +1,12 @@
 """The answer to a sweep's question, computed from the record's own groups."""
 
-from typing import Literal
 
 from jobs.record.parts import Group
 from jobs.spec.sweep import Question
 from jobs.statistics.spans import Ratio
 from jobs.strict import Strict
+from jobs.studies.moe_decode_gap.gap import Relation, decode_gap, relation
 from jobs.studies.moe_decode_gap.verdict import Evidence, Verdict, decide, rule_text
-
-Relation = Literal["family-specific", "general", "narrower", "not settled"]
 
 
 class FamilyVsControl(Strict):
@@ -16,6 +14,8 @@ class FamilyVsControl(Strict):
     family: str
     ratio: Ratio | None
     relation: Relation
+    # Why, from the two headline comparisons and the ratios' (jobs/studies/moe_decode_gap/gap.py).
+    reason: str = ""
 
 
 class ControlComparison(Strict):
@@ -61,7 +61,8 @@ def evidence(q: Question, g: Group) -> Evidence:
                     ratio=candidate.decode_vs_baseline if candidate else None,
                     attribution=profile.attribution if profile else None,
                     paths=profile.paths if profile else None,
-                    profile_ref=profile.cell_id if profile else None, bench_ref=bench_ref(g))
+                    profile_ref=profile.cell_id if profile else None, bench_ref=bench_ref(g),
+                    gap=decode_gap(g, q.candidate))
 
 
 def control(q: Question, g: Group, groups: list[Group]) -> ControlComparison:
@@ -71,11 +72,8 @@ def control(q: Question, g: Group, groups: list[Group]) -> ControlComparison:
     off_vs = (Ratio.of(fused_off.decode_tps, candidate.decode_tps)
               if fused_off and candidate and fused_off.decode_tps and candidate.decode_tps
               else None)
-    families = [FamilyVsControl(model=f.model, family=q.families[f.model],
-                                ratio=_ratio(f, q.candidate),
-                                relation=_relation(_ratio(f, q.candidate), ratio))
-                for f in groups if f.model in q.families and f.backend == g.backend
-                and f.commit == g.commit]
+    families = [_versus(q, f, g) for f in groups if f.model in q.families
+                and f.backend == g.backend and f.commit == g.commit]
     return ControlComparison(commit=g.commit, backend=g.backend, control=g.model,
                              control_ratio=ratio, fused_off_vs_candidate=off_vs,
                              families=families)
@@ -86,11 +84,7 @@ def _ratio(g: Group, arm: str) -> Ratio | None:
     return row.decode_vs_baseline if row else None
 
 
-def _relation(family: Ratio | None, control: Ratio | None) -> Relation:
-    if family is None or control is None:
-        return "not settled"
-    if family.high < control.low:
-        return "family-specific"
-    if family.low > control.high:
-        return "narrower"
-    return "general"
+def _versus(q: Question, family: Group, control: Group) -> FamilyVsControl:
+    word, why = relation(family, control, q.candidate)
+    return FamilyVsControl(model=family.model, family=q.families[family.model],
+                           ratio=_ratio(family, q.candidate), relation=word, reason=why)

@@ -2,7 +2,10 @@
 
 For one backend and one model of a family asked about, the M = 1 expert gather is the
 **dominant term** of the decode gap when all of these hold:
-  1. gap: the candidate's decode tok/s range lies entirely below the baseline's;
+  1. gap: the headline answer (jobs/studies/moe_decode_gap/gap.py) on unflagged runs says the
+     candidate's decode tok/s differs from the baseline's (ranges apart, rank test different,
+     beyond the A/A floor), and it is slower; "not yet known" is "not settled: more repeats",
+     and flagged runs whose absence leaves it undecided are "not settled: host";
   2. path: decode takes the gather: `[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1` lines and no
      fused decode call where the family prints them, else the kernels (the gather phase has
      decode launches, the fused-MoE phase none);
@@ -26,12 +29,16 @@ from jobs.profiles.attribution import UNCLASSIFIED, Attribution
 from jobs.spec.sweep import Question
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
+from jobs.studies.moe_decode_gap.gap import Gap, host_reason
 
 Outcome = Literal["dominant", "not dominant", "no gap", "not settled"]
 
 RULE = (
-    "The M = 1 expert gather is the dominant term of a decode gap when (1) the candidate's "
-    "decode tok/s range lies entirely below the baseline's; (2) decode takes the gather: "
+    "The M = 1 expert gather is the dominant term of a decode gap when (1) on the runs no "
+    "host flag was raised on, the candidate's decode tok/s is slower and differs from the "
+    "baseline's by the headline rule (ranges apart, rank test different, beyond the A/A noise "
+    "floor; \"not yet known\" is not settled: more repeats; flagged runs that leave it "
+    "undecided are not settled: host); (2) decode takes the gather: "
     "[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1 lines and no fused decode call where the "
     "family prints them, else the kernels (decode launches in the gather phase, none in the "
     "fused-MoE phase); (3) the gather phase holds at least {share:.0%} of the candidate's "
@@ -73,6 +80,8 @@ class Evidence(Strict):
     paths: PathCounts | None
     profile_ref: str | None
     bench_ref: str
+    # The candidate against the baseline by the headline rule, on unflagged runs.
+    gap: Gap | None = None
 
 
 def rule_text(q: Question) -> str:
@@ -83,10 +92,10 @@ def decide(e: Evidence, q: Question) -> Verdict:
     if e.candidate is None or e.baseline is None or e.ratio is None:
         return _verdict(e, "not settled", "decode throughput of the candidate or the baseline "
                         "is missing", missing=[f"decode rows of {e.bench_ref}"])
-    if e.candidate.max >= e.baseline.min:
-        return _verdict(e, "no gap", f"decode ranges overlap or the candidate is faster "
-                        f"({e.candidate.min:.2f} to {e.candidate.max:.2f} vs "
-                        f"{e.baseline.min:.2f} to {e.baseline.max:.2f} tok/s)", [e.bench_ref])
+    early = _gap(e)
+    if early is not None:
+        return early
+    assert e.gap is not None and e.gap.candidate and e.gap.baseline
     if e.attribution is None or e.profile_ref is None:
         return _verdict(e, "not settled", "the gap is measured, its attribution is not",
                         [e.bench_ref], [f"kernel profile for {e.backend} / {e.model}"])
@@ -101,7 +110,28 @@ def decide(e: Evidence, q: Question) -> Verdict:
     if gather is None:
         return _verdict(e, "not settled", f"the gap is measured, the decode path is not: {why}",
                         [e.bench_ref], missing)
-    return _by_time(e, q, a, e.candidate, e.baseline, e.profile_ref, why)
+    return _by_time(e, q, a, e.gap.candidate, e.gap.baseline, e.profile_ref, why)
+
+
+def _gap(e: Evidence) -> Verdict | None:
+    """Rule (1): a verdict only where the headline answer says the candidate is slower."""
+    g = e.gap
+    if g is not None and g.undecided_by_host:
+        return _verdict(e, "not settled", host_reason(g), [], [
+            f"runs of {e.bench_ref} on an idle host (rerun the flagged cells)"])
+    c = g.comparison if g else None
+    if c is None:
+        return _verdict(e, "not settled", "decode throughput of the candidate or the baseline "
+                        "is missing", missing=[f"decode rows of {e.bench_ref}"])
+    if c.answer == "no effect":
+        return _verdict(e, "no gap", f"no effect: {c.reason} (decode tok/s, {c.n} against "
+                        f"{c.n_baseline} unflagged runs)", [e.bench_ref])
+    if c.answer == "not yet known":
+        return _verdict(e, "not settled", f"more repeats: {c.reason}", [],
+                        [f"more repeats of {e.bench_ref}"])
+    if c.ratio.mean >= 1:
+        return _verdict(e, "no gap", f"the candidate is faster: {c.reason}", [e.bench_ref])
+    return None
 
 
 def _verdict(e: Evidence, outcome: Outcome, reason: str, settled_by: list[str] | None = None,

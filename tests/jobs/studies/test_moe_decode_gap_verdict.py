@@ -7,7 +7,9 @@ from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
 from jobs.profiles.attribution import attribute, with_idle
 from jobs.profiles.phases import PhaseRules
 from jobs.spec.sweep import Question
+from jobs.statistics.headline import compare
 from jobs.statistics.spans import Ratio, Span
+from jobs.studies.moe_decode_gap.gap import Gap
 from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 
 Q = Question(kind="moe-decode-gap", candidate="mlxcel", control="qwen3", families={"ds": "ds4"})
@@ -15,7 +17,8 @@ RULES = PhaseRules(default={"expert gather": ["gather_qmv", "GatherQMM"],
                             "fused moe": ["fused_moe"], "attention": ["sdpa"]})
 GATHER_DECODE = PathCounts(decode_gather=430, prefill_gather=43)
 # 30 tok/s vs 40 tok/s: the gap is 1e6/30 - 1e6/40 = 8333 µs per token; a token is 33333 µs.
-SLOW, FAST = [29.0, 30.0, 31.0], [39.0, 40.0, 41.0]
+# Four runs each: at 3 against 3 the rank test cannot say "different" (p >= 0.1).
+SLOW, FAST = [29.0, 29.5, 30.5, 31.0], [39.0, 39.5, 40.5, 41.0]
 
 
 def evidence(candidate: list[float], baseline: list[float], kernels: dict[str, float] | None,
@@ -32,7 +35,10 @@ def evidence(candidate: list[float], baseline: list[float], kernels: dict[str, f
         a = with_idle(a, wall_us, "mlxcel decode, unprofiled")
     return Evidence(commit="c", backend="cuda" if timed else "metal", model="ds", family="ds4",
                     candidate=c, baseline=b, ratio=Ratio.of(c, b), attribution=a, paths=paths,
-                    profile_ref="prof-cell" if reading else None, bench_ref="c/cuda/ds")
+                    profile_ref="prof-cell" if reading else None, bench_ref="c/cuda/ds",
+                    gap=Gap(arm="mlxcel", comparison=compare("decode tok/s", candidate, baseline,
+                                                             None), flagged=[], candidate=c,
+                            baseline=b))
 
 
 def test_dominant_when_share_and_size_both_hold() -> None:
