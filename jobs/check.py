@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from jobs.adaptive import walk
 from jobs.answer import bench_ref, control, evidence
 from jobs.attribution import UNCLASSIFIED
+from jobs.check_split import split_problems
 from jobs.fidelity import HostRun, RunIndex, flags
 from jobs.record import SCHEMA, Record, compared_rows
 from jobs.record_parts import ArmRow, Group, Measurement
@@ -178,6 +179,8 @@ def _group(g: Group) -> list[str]:
             problems.append(f"{where}: phase shares add up to {shares:.4f}, not 1")
         if g.profile.attribution.phase(UNCLASSIFIED) is None:
             problems.append(f"{where}: the unclassified phase is not shown")
+    if g.profile:
+        problems += split_problems(where, g.profile.attribution)
     return problems
 
 

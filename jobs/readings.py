@@ -3,6 +3,7 @@
 from typing import Literal
 
 from jobs.model import Strict
+from jobs.timeline import DecodeTimeline
 
 FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup", "cancelled",
                       "store", "refused"]
@@ -74,6 +75,7 @@ class ProfileReading(Strict):
     first_call_path: str | None = None
     arch: str | None = None
     notes: list[str] = []
+    timeline: DecodeTimeline | None = None  # busy and idle per token, where a trace was kept
 
 
 class ProfileInput(Strict):

@@ -33,7 +33,8 @@ from workers.workspace import CellFailure, Workspace
 log = logging.getLogger(__name__)
 # Text files a step writes under {out} that its parser may read.
 _PARSER_FILES = (".dot", ".csv", ".txt", ".json")
-_PARSER_FILE_LIMIT = 4 << 20
+# A kernel trace (cuda_gpu_trace) lists every launch: about 6 MB for 96 tokens on the H200.
+_PARSER_FILE_LIMIT = 64 << 20
 
 
 @dataclass(frozen=True)
