@@ -28,10 +28,14 @@ PROOF: dict[str, dict[Path, tuple[str, ...]]] = {
         # mlxcel's own fused decode-MoE kernel (mlxcel::cuda::fused_moe...).
         "fused": (r"fused_?moe",),
     },
-    # Metal DOT labels are MLX primitives: GatherQMM and GatherMM are the gather itself. The
-    # fused kernel is a CustomKernel there, which any metal_kernel op also is: never proof.
-    "metal": {"gather": (r"^gatherqmm$", r"^gathermm$"), "fused": ()},
+    # The fused kernel is a CustomKernel on Metal, which any metal_kernel op also is: never
+    # proof there.
+    "metal": {"gather": (), "fused": ()},
 }
+# On every backend: a name that is an MLX primitive itself (Metal's DOT labels, and what the
+# CPU stand-ins log for "cuda") proves the gather when it is GatherQMM or GatherMM.
+PRIMITIVES: dict[Path, tuple[str, ...]] = {"gather": (r"^gatherqmm$", r"^gathermm$"),
+                                           "fused": ()}
 
 
 class DecodeKernel(Protocol):
@@ -59,7 +63,8 @@ def decode_path(backend: str, kernels: Sequence[DecodeKernel], paths: PathCounts
                                                " gather_qmm decode calls, none fused"))
     proof = PROOF.get(backend, {})
     found = {p: [k.name for k in kernels if k.launches_per_token > 0
-                 and any(re.search(rx, k.name, re.IGNORECASE) for rx in proof.get(p, ()))]
+                 and any(re.search(rx, k.name, re.IGNORECASE)
+                         for rx in (*proof.get(p, ()), *PRIMITIVES[p]))]
              for p in ("gather", "fused")}
     if found["fused"]:
         return PathFinding(path="fused", why=(f"decode launches the fused kernel "

@@ -111,3 +111,123 @@ def test_nsys_standin_writes_the_trace_from_the_kernel_log(tmp_path: Path) -> No
                           capture_output=True, text=True)
     assert done.returncode == 0 and "without start_ns" in done.stderr
     assert intervals((tmp_path / "s_cuda_gpu_trace.csv").read_text()) == []
+
+
+class RecordedEvent:
+    """A kineto event as the H200 printed it (tests/samples/h200_kineto_events.txt). torch 2.11
+    has no activity_type(); the recorded device type stands for it here, since torch is not
+    installed on this machine (cupti-kernsum reads the device type the same way there)."""
+
+    def __init__(self, line: str) -> None:
+        name, rest = line[1:].split("' DeviceType.", 1)
+        fields = rest.split()
+        self._name, self._cuda = name, fields[0] == "CUDA"
+        self._values = dict(zip(fields[1::2], fields[2::2], strict=False))
+
+    def name(self) -> str:
+        return self._name
+
+    def activity_type(self) -> str:
+        return "kernel" if self._cuda else "cpu_op"
+
+    def start_ns(self) -> int:
+        return int(self._values["start_ns"])
+
+    def duration_ns(self) -> int:
+        return int(self._values["dur_ns"])
+
+    def device_resource_id(self) -> int:
+        return int(self._values["res"])
+
+    def device_index(self) -> int:
+        return int(self._values["dev"])
+
+    def correlation_id(self) -> int:
+        return int(self._values["corr"])
+
+
+def test_real_h200_kineto_events_make_a_trace_with_two_overlapping_streams() -> None:
+    from types import SimpleNamespace
+
+    from workers.tools.cupti_kernsum import kernel_launches
+
+    sample = Path(__file__).parents[1] / "samples" / "h200_kineto_events.txt"
+    lines = sample.read_text().splitlines()
+    events = [RecordedEvent(x) for x in lines if x.startswith("'")]
+    profiler = SimpleNamespace(profiler=SimpleNamespace(
+        kineto_results=SimpleNamespace(events=lambda: events)))
+    launches = kernel_launches(profiler, "kernel")
+    assert len(launches) == 9 and {x.stream for x in launches} == {"13", "17"}
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([TRACE_COLUMNS, *trace_rows(launches)])
+    run = run_timeline(intervals(out.getvalue()))
+    # The device's own sum and union of the same events, printed beside them.
+    stated = next(x for x in lines if x.startswith("kernel sum ns")).split()
+    assert run.kernel_ns == int(stated[3]) and run.busy_ns == int(stated[6])
+    assert run.streams == 2 and run.kernel_ns - run.busy_ns > 1_000_000  # the streams overlap
+    assert sum(k.busy_ns for k in run.kernels.values()) == pytest.approx(run.busy_ns)
+
+
+DECODER = """
+import json, os, sys, time
+tokens, log = int(sys.argv[1]), []
+def kernel(name, n):
+    start = time.monotonic_ns()
+    sum(i * i for i in range(n))
+    log.append({"name": name, "ns": time.monotonic_ns() - start, "start_ns": start})
+kernel("prefill_gemm<float>", 20000)
+began = time.perf_counter()
+for _ in range(tokens):
+    kernel("gather_qmv_kernel<float, 4>", 3000)
+    kernel("rms_norm<float>", 500)
+decode_ms = (time.perf_counter() - began) * 1000
+if os.environ.get("STANDIN_KERNEL_LOG"):
+    with open(os.environ["STANDIN_KERNEL_LOG"], "a") as f:
+        f.write("".join(json.dumps(r) + "\\n" for r in log))
+print("[Profile Results]\\n  Prompt tokens:    8\\n  Generated tokens: %d\\n"
+      "  Prefill:          1.00 ms (8000.00 tok/s)\\n  Decode:           %.2f ms (%.2f tok/s)"
+      % (tokens, decode_ms, tokens / decode_ms * 1000))
+"""
+
+
+def test_a_profile_with_its_traces_and_plain_runs_splits_the_token(tmp_path: Path) -> None:
+    from jobs.parsers import nsys_delta
+    from jobs.readings import ProfileInput, ProfileReading, RunOutput
+
+    program = tmp_path / "decoder.py"
+    program.write_text(DECODER)
+
+    def run(*argv: str) -> RunOutput:
+        done = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                              timeout=60)
+        return RunOutput(stdout=done.stdout, stderr=done.stderr, exit_code=done.returncode)
+
+    steps = {}
+    for name, tokens in (("long", "60"), ("short", "20")):
+        report = str(tmp_path / name)
+        steps[name] = run(str(NSYS), "profile", "-t", "cuda", "-o", report, sys.executable,
+                          str(program), tokens)
+        steps[f"{name}-stats"] = run(str(NSYS), "stats", "--report", "cuda_gpu_kern_sum",
+                                     "--format", "csv", f"{report}.nsys-rep")
+        steps[f"{name}-trace"] = run(str(NSYS), "stats", "--report", "cuda_gpu_trace",
+                                     "--format", "csv", "--output", report, f"{report}.nsys-rep")
+        steps[f"plain-{name}"] = run(str(program), tokens)
+    files = {p.name: p.read_text() for p in tmp_path.glob("*_cuda_gpu_trace.csv")}
+    reading = nsys_delta.parse(ProfileInput(steps=steps, files=files))
+    assert isinstance(reading, ProfileReading) and reading.timeline is not None, reading
+    t = reading.timeline
+    assert (t.short_tokens, t.long_tokens) == (20, 60) and t.split.streams == 1
+    kernels = sum(k.us_per_token or 0.0 for k in reading.kernels)
+    # One stream, back to back: busy is the kernel sum of the per-token kernels, and the host's
+    # share of every token (the loop, the log) is idle time inside the profiled wall.
+    assert t.split.busy_us == pytest.approx(kernels) and t.split.overlap_us == pytest.approx(0)
+    assert t.profiled_wall_us is not None and t.idle_us is not None and t.idle_us > 0
+    assert t.unprofiled_wall_us is not None and t.overhead is not None and t.overhead > 0
+    missing = nsys_delta.parse(ProfileInput(steps={k: v for k, v in steps.items()
+                                                   if not k.startswith("plain")}, files=files))
+    assert isinstance(missing, ProfileReading) and missing.timeline is not None
+    assert missing.timeline.overhead is None
+    assert any("profiler's overhead is not known" in n for n in missing.notes)
+    untraced = nsys_delta.parse(ProfileInput(steps=steps))
+    assert isinstance(untraced, ProfileReading) and untraced.timeline is None
+    assert any("no kernel trace" in n for n in untraced.notes)
