@@ -16,14 +16,14 @@ from shlex import quote
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from urllib.parse import quote as url_quote
 
+from workers.shared.stores.manifest import REMOTE_SHA256, sha256_file
+
 from deploy import wheelhouse
 from deploy.envfile import render_env
 from deploy.layout import Layout
 from deploy.remote import Remote
 from deploy.services import Service, choose
 from jobs.errors import UserError
-from workers.fleet.artifacts import sha256_file
-from workers.fleet.sftp_store import REMOTE_SHA256
 
 MIN_PYTHON = (3, 11)
 # Facts deploy needs from the host, and the marker environment its wheels are chosen for.

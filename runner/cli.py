@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _unreachable() -> str:
-    from workers.fleet.settings import load_settings, redacted
+    from workers.shared.settings import load_settings, redacted
 
     url = redacted(load_settings().redis_url)
     return (f"cannot reach Redis at BENCHFLEET_REDIS_URL ({url}); start redis-server or point "
@@ -78,7 +78,7 @@ def _unreachable() -> str:
 
 
 def _refused(error: redis.RedisError) -> str:
-    from workers.fleet.settings import load_settings, redacted
+    from workers.shared.settings import load_settings, redacted
 
     first = str(error).split(". ")[0].split(" NOTE")[0]
     return (f"Redis at BENCHFLEET_REDIS_URL ({redacted(load_settings().redis_url)}) refused: "

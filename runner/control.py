@@ -9,18 +9,20 @@ queued cells at once and tells the worker running a cell to kill its command.
 import json
 from dataclasses import dataclass
 
-from jobs.attempts import FINAL, CellState
-from jobs.cells import Cell
+from workers.shared.clock import epoch
+
 from jobs.errors import UserError
+from jobs.record.attempts import FINAL, CellState
+from jobs.spec.cells import Cell
 from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
-from workers.fleet.artifacts import ArtifactStore
-from workers.fleet.keys import Signer
-from workers.fleet.leases import live_workers
-from workers.fleet.messages import Signed, publish
-from workers.fleet.queues import host_queue
-from workers.fleet.state import Store, epoch
-from workers.hooks.cancel import cancel_set, control_channel
+from workers.shared import redis_keys
+from workers.shared.leases import live_workers
+from workers.shared.messages import Signed, publish
+from workers.shared.queues import host_queue
+from workers.shared.signing import Signer
+from workers.shared.state import Store
+from workers.shared.stores import ArtifactStore
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,9 @@ def cancel(store: Store, sweep_id: str, cells: list[Cell]) -> Outcome:
             running.setdefault(detail, []).append(cell.id)
     if running:
         pipe = store.r.pipeline()
-        pipe.sadd(cancel_set(sweep_id), *[c for ids in running.values() for c in ids])
+        pipe.sadd(redis_keys.cancel_set(sweep_id), *[c for ids in running.values() for c in ids])
         for worker, ids in running.items():
-            pipe.publish(control_channel(worker), json.dumps({"sweep_id": sweep_id,
+            pipe.publish(redis_keys.control_channel(worker), json.dumps({"sweep_id": sweep_id,
                                                               "cancel": ids}))
         pipe.execute()
     return Outcome(ok, skipped)

@@ -14,17 +14,18 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from jobs.attempts import FINAL, AttemptResult, CellState
-from jobs.cells import Cell
-from jobs.check import check_record, differences
 from jobs.errors import UserError
-from jobs.markdown import render
-from jobs.model import Strict
-from jobs.rawdata import files as raw_files
-from jobs.record import SCHEMA, Check, Record, build_record
-from jobs.record_parts import Evidence
-from jobs.sweep import Sweep
-from workers.fleet.artifacts import (
+from jobs.record.attempts import FINAL, AttemptResult, CellState
+from jobs.record.check import check_record, differences
+from jobs.record.model import SCHEMA, Check, Record, build_record
+from jobs.record.parts import Evidence
+from jobs.record.rawdata import files as raw_files
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Sweep
+from jobs.strict import Strict
+from jobs.views.markdown import render
+from workers.shared.state import Store
+from workers.shared.stores import (
     MANIFEST,
     ArtifactStore,
     CorruptArtifact,
@@ -32,7 +33,6 @@ from workers.fleet.artifacts import (
     open_store,
     put_json,
 )
-from workers.fleet.state import Store
 
 SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
 SWEEP_FILE_PROTOCOL = 1
@@ -154,7 +154,7 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
 def write(record: Record, out: Path) -> Written:
     # Imported here, not at the top: the worker process imports the CLI, and matplotlib
     # brings numpy, whose BLAS starts a thread pool in whatever process imports it.
-    from jobs.plot import decode_png, phases_png, prefill_png
+    from jobs.views.plots import decode_png, phases_png, prefill_png
 
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give -o a directory for the record")

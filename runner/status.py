@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jobs.attempts import FINAL, CellState
-from jobs.cells import Cell
-from workers.fleet.state import Store
+from jobs.record.attempts import FINAL, CellState
+from jobs.spec.cells import Cell
+from workers.shared.state import Store
 
 _STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "magenta",
           "skipped": "dim", "running": "yellow", "queued": "dim"}

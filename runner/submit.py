@@ -8,19 +8,21 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.cells import Cell, expand
-from jobs.envelope import encode, spec_hash
+from workers.shared.clock import epoch, now
+
 from jobs.errors import SpecError, UserError
-from jobs.specfile import load, located
-from jobs.sweep import Sweep, catalogue_problems
+from jobs.spec.cells import Cell, expand
+from jobs.spec.envelope import encode, spec_hash
+from jobs.spec.specfile import load, located
+from jobs.spec.sweep import Sweep, catalogue_problems
 from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
-from workers.fleet.artifacts import open_store
-from workers.fleet.catalogue import load_catalogue
-from workers.fleet.keys import Signer, signer
-from workers.fleet.messages import GroupMessage, Signed, publish
-from workers.fleet.queues import cell_queue
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store, epoch, now
+from workers.shared.catalogue import load_catalogue
+from workers.shared.messages import GroupMessage, Signed, publish
+from workers.shared.queues import cell_queue
+from workers.shared.settings import Settings
+from workers.shared.signing import Signer, signer
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 
 _REMOTE = re.compile(r"^([a-z+]+://|[^/]+@[^/:]+:)")
 _SHA = re.compile(r"^[0-9a-f]{40}$")

@@ -1,14 +1,14 @@
 """The Celery app. `celery -A workers.app ...` finds it here, configured from the settings.
 
 Acknowledged as soon as a worker takes a message: liveness is the worker's lease in Redis
-(workers/fleet/leases.py), not Redis's visibility timeout, and a message lost with its worker
-is re-queued from the envelopes the coordinator stored (workers/fleet/recovery.py).
+(workers/shared/leases.py), not Redis's visibility timeout, and a message lost with its worker
+is re-queued from the envelopes the coordinator stored (workers/shared/recovery.py).
 """
 
 from celery import Celery
 
-from workers.fleet.settings import Settings, load_settings
 from workers.remote_control import restrict
+from workers.shared.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> Celery:

@@ -19,12 +19,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
-from jobs.attempts import Run
-from jobs.readings import RunOutput
-from jobs.recipes import Invocation
+from jobs.parsers.readings import RunOutput
+from jobs.record.attempts import Run
+from jobs.spec.recipes import Invocation
 from workers import orphans
-from workers.fleet.state import now
-from workers.host import load1
+from workers.host_facts import load1
+from workers.shared.clock import now
 
 # How long a timed-out or cancelled command gets after SIGTERM before SIGKILL.
 KILL_GRACE_S = 5.0

@@ -15,10 +15,11 @@ from pathlib import Path
 import redis
 from celery import bootsteps
 
-from jobs.routing import Offer, auto_tags
-from workers.fleet.leases import IDLE_RENEW_S, Lease
-from workers.fleet.queues import NEEDS, backend_queue, host_queue, is_need, need_route
+from jobs.spec.routing import Offer, auto_tags
 from workers.probe import checkpoints, probe
+from workers.shared.leases import IDLE_RENEW_S, Lease
+from workers.shared.queues import backend_queue, host_queue, is_need, need_route
+from workers.shared.redis_keys import NEEDS
 
 log = logging.getLogger(__name__)
 # Toolchains and GPUs change rarely: probe them again this often; checkpoints every tick.

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.hosts import Capabilities
-from workers.fleet.state import now
-from workers.host import facts
+from jobs.record.capabilities import Capabilities
+from workers.host_facts import facts
+from workers.shared.clock import now
 
 # The toolchains a target's builds use, each asked for its version.
 TOOLCHAINS = {"cargo": ["cargo", "--version"], "rustc": ["rustc", "--version"],

@@ -4,7 +4,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from jobs.recipes import Probe
+from jobs.spec.recipes import Probe
 
 
 def read_facts(probes: dict[str, list[Probe]], tree: Path) -> dict[str, str]:

@@ -16,7 +16,8 @@ import redis
 from celery import Celery
 from kombu.pidbox import Node
 
-from workers.fleet.state import Store, now
+from workers.shared.clock import now
+from workers.shared.state import Store
 
 log = logging.getLogger(__name__)
 READ_ONLY = frozenset({"ping", "stats", "active_queues", "registered"})

@@ -18,14 +18,6 @@ from celery import Celery, bootsteps
 from jobs.errors import UserError
 from workers import orphans
 from workers.app import create_app
-from workers.fleet.artifacts import open_store
-from workers.fleet.catalogue import load_catalogue
-from workers.fleet.keys import verifier
-from workers.fleet.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken, worker_key
-from workers.fleet.queues import TASK
-from workers.fleet.recovery import recover, take_over
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
@@ -37,8 +29,17 @@ from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
 from workers.hooks.route import Route
 from workers.hooks.signature import SignatureCheck
-from workers.host import facts
+from workers.host_facts import facts
 from workers.offer import Offering, offer_step
+from workers.shared import redis_keys
+from workers.shared.catalogue import load_catalogue
+from workers.shared.leases import IDLE_RENEW_S, IDLE_TTL_S, Lease, LeaseLost, NameTaken
+from workers.shared.queues import TASK
+from workers.shared.recovery import recover, take_over
+from workers.shared.settings import Settings
+from workers.shared.signing import verifier
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 from workers.task import Context, run_group
 from workers.workspace import Workspace
 
@@ -156,7 +157,7 @@ def _idle_tick(ctx: Context) -> None:
 def _predecessor_is_dead(client: redis.Redis, name: str, host: str) -> bool:
     """A worker restarted on its own host may take its name over at once when the process
     that held it is gone; anywhere else, the name waits for its lease to expire."""
-    old = client.hgetall(worker_key(name))
+    old = client.hgetall(redis_keys.worker(name))
     if old.get("host") != host or not old.get("pid", "").isdigit():
         return False
     return not _alive_worker(int(old["pid"]))

@@ -13,21 +13,22 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.attempts import AttemptResult, Run
 from jobs.errors import UserError
 from jobs.parsers import PARSERS, PROFILE_PARSERS
-from jobs.readings import BenchReading, Failure, Parsed, ProfileInput, ProfileReading
-from jobs.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
+from jobs.parsers.readings import BenchReading, Failure, Parsed, ProfileInput, ProfileReading
+from jobs.record.attempts import AttemptResult, Run
+from jobs.spec.recipes import Catalogue, Invocation, Recipe, flag_probe, invocation, invocations
 from workers import execute
-from workers.fleet.artifacts import ArtifactExists, ArtifactStore
-from workers.fleet.leases import IDLE_TTL_S, Lease, LeaseLost
-from workers.fleet.messages import Signed
-from workers.fleet.state import Store, now
 from workers.hooks import Chain, Dropped, Refused, Rejected
-from workers.host import facts
-from workers.job import Group, Job
+from workers.host_facts import facts
+from workers.in_flight import Group, Job
 from workers.offer import Offering
 from workers.provenance import read_facts
+from workers.shared.clock import now
+from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost
+from workers.shared.messages import Signed
+from workers.shared.state import Store
+from workers.shared.stores import ArtifactExists, ArtifactStore
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)

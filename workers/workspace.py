@@ -16,10 +16,10 @@ from pathlib import Path
 
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
-from jobs.attempts import BuildInfo, Run
 from jobs.parsers.exits import failed_exit, last_line
-from jobs.readings import Failure
-from jobs.recipes import Invocation
+from jobs.parsers.readings import Failure
+from jobs.record.attempts import BuildInfo, Run
+from jobs.spec.recipes import Invocation
 from workers import execute
 from workers.locks import held
 

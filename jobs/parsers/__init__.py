@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from jobs.parsers import bench_decode, bench_mlxlm, metal_dot, nsys_delta
-from jobs.readings import Parsed, ProfileInput, ProfileParsed, RunOutput
+from jobs.parsers.readings import Parsed, ProfileInput, ProfileParsed, RunOutput
 
 Parser = Callable[[RunOutput], Parsed]
 ProfileParser = Callable[[ProfileInput], ProfileParsed]

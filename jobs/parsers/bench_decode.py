@@ -8,7 +8,7 @@ skipped wherever they appear, inside the block too.
 import re
 
 from jobs.parsers.exits import failed_exit, plain
-from jobs.readings import BenchReading, Failure, Parsed, RunOutput
+from jobs.parsers.readings import BenchReading, Failure, Parsed, RunOutput
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _REQUIRED = {

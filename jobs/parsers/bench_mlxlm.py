@@ -13,7 +13,7 @@ import io
 import re
 
 from jobs.parsers.exits import failed_exit, oom_line, plain
-from jobs.readings import BenchReading, Failure, Parsed, RunOutput
+from jobs.parsers.readings import BenchReading, Failure, Parsed, RunOutput
 
 HEADER = ("model", "model_path", "prompt_tokens", "generated_tokens", "prefill_ms",
           "prefill_tok_s", "decode_ms", "decode_tok_s", "date", "hardware", "baseline_version",

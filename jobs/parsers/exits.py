@@ -2,7 +2,7 @@
 
 import re
 
-from jobs.readings import Failure, RunOutput
+from jobs.parsers.readings import Failure, RunOutput
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # mlxcel's own harness (scripts/bench_decode.sh, is_oom_failure) counts a failure as OOM when

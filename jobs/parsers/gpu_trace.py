@@ -11,7 +11,7 @@ import csv
 import io
 
 from jobs.parsers.exits import plain
-from jobs.timeline import Interval
+from jobs.profiles.timeline import Interval
 
 COLUMNS = ("Start (ns)", "Duration (ns)", "Name")
 FILES = {"long": "long_cuda_gpu_trace.csv", "short": "short_cuda_gpu_trace.csv"}

@@ -13,7 +13,7 @@ from collections import Counter
 
 from jobs.parsers import mlxcel_lines
 from jobs.parsers.exits import failed_exit
-from jobs.readings import Failure, KernelStat, ProfileInput, ProfileParsed, ProfileReading
+from jobs.parsers.readings import Failure, KernelStat, ProfileInput, ProfileParsed, ProfileReading
 
 DOT_FILE = "decode.dot"
 _NODE = re.compile(r'^\s*\{?\s*(?P<id>[0-9]+|"(?:[^"\\]|\\.)*"|[A-Za-z_]\w*)\s*'

@@ -5,7 +5,7 @@
 import re
 
 from jobs.parsers.exits import plain
-from jobs.readings import PathCounts
+from jobs.parsers.readings import PathCounts
 
 _MS = r"([0-9]+(?:\.[0-9]+)?)ms"
 _SPARSE = re.compile(rf"^\[QWEN3_MOE_SPARSE\] path=(fused|gather_qmm) tokens=([0-9]+) "

@@ -14,7 +14,7 @@ import re
 
 from jobs.parsers import mlxcel_lines, profile_timeline
 from jobs.parsers.exits import failed_exit, plain
-from jobs.readings import (
+from jobs.parsers.readings import (
     Failure,
     KernelStat,
     ProfileInput,

@@ -7,13 +7,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.bisect_record import BisectRecord, render
-from jobs.bisection import Metric, make_rule
+from jobs.compare.bisect_plan import Metric, make_rule
+from jobs.compare.bisect_record import BisectRecord, render
 from jobs.errors import UserError
-from runner.bisect import Bisect, endpoints, subject
-from runner.history import first_parents
+from runner.bisect.first_parents import first_parents
+from runner.bisect.rounds import Bisect, endpoints, subject
 from runner.submit import read_sweep
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
 
 _METRICS: dict[str, Metric] = {"decode": "decode tok/s", "prefill": "prefill tok/s"}
 DEFAULT_MAX_N = 10  # when the sweep has no adaptive cap of its own

@@ -4,8 +4,8 @@ import click
 from rich.console import Console
 
 from runner.control import cancel, pick
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
 
 
 @click.command()

@@ -6,8 +6,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.check import check_record
 from jobs.errors import UserError
+from jobs.record.check import check_record
 from runner.records import check_artifacts, load
 
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from runner.compare import compare
+from runner.compare_sides import compare
 
 
 @click.command()
@@ -23,7 +23,7 @@ def command(old: str, new: str | None, commits: tuple[str, str] | None, factor: 
     """Compare OLD (the reference) with NEW per backend, model and arm on decode and prefill
     tok/s (higher is better). OLD and NEW are sweep ids, unique prefixes or record JSON
     files."""
-    from jobs.sweep_compare import render
+    from jobs.compare.sweeps import render
 
     result = compare(old, new, commits, factor, _warn)
     click.echo(result.model_dump_json(indent=1) if as_json else render(result), nl=False)

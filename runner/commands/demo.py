@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from runner.demo import run_demo
+from runner.demo.run import run_demo
 
 
 @click.command()

@@ -71,7 +71,7 @@ def install(hosts: tuple[str, ...], port: int | None, key: Path | None, known_ho
     the same options changes nothing and says "unchanged"."""
     from deploy.install import Plan, with_password
     from deploy.install import install as run_install
-    from workers.fleet.settings import load_settings
+    from workers.shared.settings import load_settings
 
     url = with_password(redis_url, redis_password)
     load_settings(redis_url=url)  # a malformed URL is one sentence here, not on the host
@@ -104,7 +104,7 @@ _OWN = {"redis_url", "host", "workspace", "artifact_cache", "tags", "allowed_rep
 
 def _extra_settings(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """`--set NAME=VALUE` pairs, each a worker setting with a value it accepts."""
-    from workers.fleet.settings import Settings, load_settings
+    from workers.shared.settings import Settings, load_settings
 
     found = []
     for pair in pairs:

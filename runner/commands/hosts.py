@@ -5,9 +5,9 @@ import json
 import click
 from rich.console import Console
 
-from runner.hosts import gather, table
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from runner.fleet_view import gather, table
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
 
 # Refusals shown under the table (remote control commands, forged messages), newest first.
 RECENT_REFUSALS = 5

@@ -8,7 +8,7 @@ from rich.console import Console
 from jobs.errors import UserError
 from runner import presets
 from runner.submit import read_sweep
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
 
 MLXCEL = "https://github.com/lablup/mlxcel.git"
 

@@ -6,7 +6,7 @@ import click
 from rich.console import Console
 
 from jobs.errors import UserError
-from workers.fleet.keys import generate
+from workers.shared.signing import generate
 
 
 @click.group()

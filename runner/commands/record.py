@@ -7,9 +7,9 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.records import gather, gather_stored, write
-from workers.fleet.artifacts import open_store
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 
 
 @click.command()

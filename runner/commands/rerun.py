@@ -5,9 +5,9 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.control import pick, rerun
-from workers.fleet.keys import signer
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.settings import load_settings
+from workers.shared.signing import signer
+from workers.shared.state import Store
 
 
 @click.command()

@@ -5,9 +5,9 @@ import click
 from rich.console import Console
 
 from runner.control import restore
-from workers.fleet.artifacts import open_store
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 
 
 @click.command()

@@ -11,14 +11,14 @@ from collections import Counter
 import click
 from rich.console import Console
 
-from jobs.attempts import FINAL, CellState
-from jobs.cells import Cell
-from jobs.routing import Route, why_waiting
+from jobs.record.attempts import FINAL, CellState
+from jobs.spec.cells import Cell
+from jobs.spec.routing import Route, why_waiting
 from runner.status import show, summary, watch
-from workers.fleet.leases import live_offers
-from workers.fleet.recovery import recover
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.leases import live_offers
+from workers.shared.recovery import recover
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
 
 
 @click.command()

@@ -5,10 +5,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.attempts import CellState
+from jobs.record.attempts import CellState
 from runner.status import show
 from runner.submit import submit
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
 
 
 @click.command()

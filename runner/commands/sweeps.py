@@ -5,8 +5,8 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.status import summary
-from workers.fleet.settings import load_settings
-from workers.fleet.state import Store
+from workers.shared.settings import load_settings
+from workers.shared.state import Store
 
 
 @click.command()

@@ -2,7 +2,7 @@
 
 import click
 
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
 
 
 @click.command()

@@ -20,7 +20,7 @@ from typing import Any
 from tests.bench.figures import percentile, ratios, spread
 from tests.bench.procwatch import Exec
 from tests.bench.rig import HERE, Rig, read_proc
-from workers.fleet.artifacts import LocalStore
+from workers.shared.stores.local import LocalStore
 
 # A worker is idle again when none of its threads has run for this long.
 QUIET_S = 0.15

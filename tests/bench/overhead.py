@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runner.redis_server import RedisServer
+from runner.demo.redis_server import RedisServer
 from tests.bench import cells, scale
 from tests.bench.figures import block
 from tests.bench.procwatch import watching

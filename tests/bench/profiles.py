@@ -25,8 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 from runner import cli
-from runner.local_fleet import settings_env
-from runner.redis_server import RedisServer
+from runner.demo.local_fleet import settings_env
+from runner.demo.redis_server import RedisServer
 from tests.bench import cells, scale
 from tests.bench.procwatch import watching
 from tests.bench.rig import REPO, Rig

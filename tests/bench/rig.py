@@ -15,19 +15,19 @@ from typing import Any
 import redis.connection
 import yaml
 
-from jobs.attempts import FINAL
-from jobs.cells import Cell
+from jobs.record.attempts import FINAL
+from jobs.spec.cells import Cell
 from runner import processes
-from runner.local_fleet import LocalFleet
-from runner.redis_server import RedisServer
+from runner.demo.local_fleet import LocalFleet
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.submit import submit
-from runner.target import DEMO_MODELS, make_models, make_target_repo
 from tests.bench.bare_worker import BARE_QUEUE, bare_app
 from tests.bench.procwatch import ProcWatch
-from workers.fleet.catalogue import SHIPPED
-from workers.fleet.keys import generate
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from workers.shared.catalogue import SHIPPED
+from workers.shared.settings import Settings
+from workers.shared.signing import generate
+from workers.shared.state import Store
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]

@@ -24,20 +24,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from jobs.attempts import AttemptResult
-from jobs.cells import Cell
+from workers.shared.redis_keys import PENDING, SWEEPS
+
+from jobs.record.attempts import AttemptResult
+from jobs.spec.cells import Cell
 from runner import cli
-from runner.local_fleet import settings_env
+from runner.demo.local_fleet import settings_env
+from runner.demo.target_repo import git
 from runner.submit import submit
-from runner.target import git
 from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
 from tests.bench.figures import ratios, spread
 from tests.bench.rig import REPO, Rig
-from workers.fleet.artifacts import MANIFEST, LocalStore, accept
-from workers.fleet.messages import PENDING
-from workers.fleet.queues import TASK, backend_queue
-from workers.fleet.state import SWEEPS, key
+from workers.shared import redis_keys
+from workers.shared.queues import TASK, backend_queue
+from workers.shared.stores import MANIFEST, accept
+from workers.shared.stores.local import LocalStore
 
 BACKENDS = ("cpu", "metal")
 MODELS = ("tinymoe-a3", "tinymoe-b1", "tinymoe-b2", "tinymoe-b3", "tinymoe-b4")
@@ -139,7 +141,7 @@ def received(rig: Rig) -> None:
 def drop(rig: Rig, sweep_id: str) -> None:
     """Remove a sweep that a timed submit made, so every round starts from the same Redis."""
     r = rig.store.r
-    keys = list(r.scan_iter(match=key(sweep_id) + "*", count=1000))
+    keys = list(r.scan_iter(match=redis_keys.sweep(sweep_id) + "*", count=1000))
     r.delete(*keys, PENDING, *(backend_queue(b) for b in BACKENDS))
     r.zrem(SWEEPS, sweep_id)
     shutil.rmtree(Path(rig.settings.artifacts) / sweep_id, ignore_errors=True)
@@ -194,10 +196,10 @@ def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
     first, _ = submit(path, rig.settings)
     messages = [(q, m) for q in {backend_queue(b) for b in BACKENDS}
                 for m in rig.store.r.lrange(q, 0, -1)]
-    names = [*rig.store.r.scan_iter(match=key(first) + "*", count=1000), PENDING,
+    names = [*rig.store.r.scan_iter(match=redis_keys.sweep(first) + "*", count=1000), PENDING,
              *(backend_queue(b) for b in BACKENDS)]
     dumps = {k: payload for k in names if (payload := rig.store.r.dump(k)) is not None}
-    envelopes = list(rig.store.r.hgetall(key(first, "envelopes")).values())
+    envelopes = list(rig.store.r.hgetall(redis_keys.sweep(first, "envelopes")).values())
     drop(rig, first)
     app = bare_app(rig.settings.redis_url)
 

@@ -33,9 +33,9 @@ from pathlib import Path
 import asyncssh
 import paramiko
 
-from runner.redis_server import free_port
+from runner.demo.redis_server import free_port
 from tests.hosts.sshd import SshServer, keygen
-from workers.fleet.sftp_store import SftpStore
+from workers.shared.stores.sftp import SftpStore
 
 OUT = Path(__file__).parents[2] / "docs" / "benchmarks"
 MIB = 1 << 20
@@ -199,7 +199,7 @@ def measure(rounds: int) -> dict[str, object]:
 
 def manifest_for(bench: Bench) -> None:
     """The download source is a published attempt, so `read` checks a real manifest."""
-    from workers.fleet.artifacts import sha256_file
+    from workers.shared.stores.manifest import sha256_file
 
     folder = bench.remote / "bench" / "down" / "attempt-1"
     files = {p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size}

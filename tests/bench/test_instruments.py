@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import redis
 
-from runner.redis_server import RedisServer
+from runner.demo.redis_server import RedisServer
 from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
 from tests.bench.cells import threads
 from tests.bench.figures import percentile
 from tests.bench.procwatch import ProcWatch, Unavailable
 from tests.bench.rig import sent
-from workers.fleet.artifacts import LocalStore
+from workers.shared.stores.local import LocalStore
 
 
 @pytest.fixture

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import yaml
 
-from jobs.attempts import FINAL
-from runner.local_fleet import LocalFleet
-from runner.redis_server import RedisServer
-from runner.target import DEMO_MODELS, make_models, make_target_repo
-from tests.integration.conftest import cli, fleet_settings
-from workers.fleet.artifacts import CorruptArtifact, LocalStore, get_json
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store
+from jobs.record.attempts import FINAL
+from runner.demo.local_fleet import LocalFleet
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from tests.support.fleet import cli, fleet_settings
+from workers.shared.settings import Settings
+from workers.shared.state import Store
+from workers.shared.stores import CorruptArtifact, get_json
+from workers.shared.stores.local import LocalStore
 
 CATALOGUE = Path(__file__).parent / "catalogue.yaml"
 # A fault scenario that has not ended by then has failed (bounded, never a fixed sleep).

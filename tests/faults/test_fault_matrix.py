@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.redis_server import RedisServer
+from runner.demo.redis_server import RedisServer
 from tests.faults.harness import Lab, descendants_gone, kill, lab, wait_for_command
-from tests.integration.conftest import cli
-from workers.fleet.artifacts import LocalStore, get_json
+from tests.support.fleet import cli
+from workers.shared.stores import get_json
+from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
 LONG = {"prompt_tokens": 64, "max_tokens": 160}  # a few seconds of real decoding

@@ -81,7 +81,7 @@ PY
 start() {
   fresh_state
   cd "$work/state"
-  "$python" -c 'import sys; from pathlib import Path; from workers.fleet.keys import generate
+  "$python" -c 'import sys; from pathlib import Path; from workers.shared.signing import generate
 keys = Path(sys.argv[1]); generate(keys / "coordinator.pem", keys / "coordinator.pub")' \
     "$work/state/keys"
   probe_models
@@ -168,8 +168,8 @@ finish() {
   deadline=$(( $(date +%s) + wait_s ))
   "$python" - "$id" "$deadline" <<'PY' || echo "the sweep has not finished: a record of what ran"
 import os, sys, time
-from jobs.attempts import FINAL
-from workers.fleet.state import Store
+from jobs.record.attempts import FINAL
+from workers.shared.state import Store
 store, sweep_id, deadline = Store.connect(os.environ["BENCHFLEET_REDIS_URL"]), sys.argv[1], float(sys.argv[2])
 events = store.events(sweep_id, timeout_s=30)
 while True:

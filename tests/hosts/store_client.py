@@ -7,9 +7,11 @@ import shutil
 import sys
 from pathlib import Path
 
+from workers.shared.stores.manifest import sha256_file
+
 from jobs.errors import UserError
-from workers.fleet.artifacts import CorruptArtifact, open_store, sha256_file
-from workers.fleet.settings import load_settings
+from workers.shared.settings import load_settings
+from workers.shared.stores import CorruptArtifact, open_store
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ import pytest
 from deploy.layout import Layout
 from deploy.services import Launchd, Systemd
 from tests.hosts.netns import Host, Lab
-from workers.fleet.keys import generate
+from workers.shared.signing import generate
 
 ROOT = Path(__file__).parents[2]
 BENCHFLEET = str(Path(sys.executable).with_name("benchfleet"))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.demo import DEMO_SWEEP
-from runner.target import DEMO_MODELS, make_models, make_target_repo
+from runner.demo.run import DEMO_SWEEP
+from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from tests.hosts.netns import Host, Lab
 from tests.trust.tls import make_certs, tls_args
-from workers.fleet.keys import generate
+from workers.shared.signing import generate
 
 BENCHFLEET = str(Path(sys.executable).with_name("benchfleet"))
 PASSWORD = "three-hosts-redis-pw-51e0"

@@ -14,22 +14,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from workers.shared.clock import epoch
 
-from jobs.cells import Cell, expand
-from jobs.envelope import encode
-from jobs.specfile import load
-from jobs.sweep import Sweep
-from runner.local_fleet import LocalFleet, settings_env
-from runner.redis_server import RedisServer
+from jobs.spec.cells import Cell, expand
+from jobs.spec.envelope import encode
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from runner.demo.local_fleet import LocalFleet, settings_env
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.submit import resolve_commits, sign_all
-from runner.target import DEMO_MODELS, make_models, make_target_repo
-from tests.integration.conftest import arms, fleet_settings
-from workers.fleet.catalogue import SHIPPED
-from workers.fleet.keys import signer
-from workers.fleet.messages import GroupMessage, Signed, publish
-from workers.fleet.queues import cell_queue
-from workers.fleet.settings import Settings
-from workers.fleet.state import Store, epoch
+from tests.support.fleet import arms, fleet_settings
+from workers.shared.catalogue import SHIPPED
+from workers.shared.messages import GroupMessage, Signed, publish
+from workers.shared.queues import cell_queue
+from workers.shared.settings import Settings
+from workers.shared.signing import signer
+from workers.shared.state import Store
 
 PASSWORD = "trust-redis-pw-7f3a91"
 # What a lab host's worker has in its environment and no command may see.
@@ -149,7 +150,7 @@ def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | Non
 
 
 def _until_live(store: Store, names: list[str]) -> None:
-    from workers.fleet.leases import live_workers
+    from workers.shared.leases import live_workers
 
     deadline = time.monotonic() + DEADLINE_S
     while not set(names) <= set(live_workers(store.r)):

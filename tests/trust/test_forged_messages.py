@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from jobs.cells import Cell
-from tests.integration.conftest import wait
+from jobs.spec.cells import Cell
+from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, envelope, files_under, trust_fleet
-from workers.fleet.keys import signer
-from workers.fleet.messages import Signed
-from workers.fleet.queues import backend_queue
+from workers.shared.messages import Signed
+from workers.shared.queues import backend_queue
+from workers.shared.signing import signer
 
 
 @pytest.fixture(scope="module")

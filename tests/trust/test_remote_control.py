@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.conftest import wait
+from tests.support.fleet import wait
 from tests.trust.conftest import DEADLINE_S, PASSWORD, Fleet, trust_fleet
 from workers.app import create_app
 

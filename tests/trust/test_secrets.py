@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.integration.conftest import arms, wait
+from tests.support.fleet import arms, wait
 from tests.trust.conftest import PASSWORD, SECRETS, Fleet, trust_fleet
 from tests.trust.tls import tls_redis
-from workers.fleet.settings import redacted
+from workers.shared.settings import redacted
 
 SECRET_VALUES = [PASSWORD, *SECRETS.values()]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cells import Cell
-from runner.target import make_target_repo
-from tests.integration.conftest import wait
+from jobs.spec.cells import Cell
+from runner.demo.target_repo import make_target_repo
+from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, files_under, trust_fleet
-from workers.fleet.artifacts import LocalStore
+from workers.shared.stores.local import LocalStore
 
 DOT = "MLXCEL_EXPORT_DECODE_DOT"
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from runner import processes
-from runner.redis_server import free_port
+from runner.demo.redis_server import free_port
 
 START_DEADLINE_S = 15.0
 

@@ -15,10 +15,10 @@ one file each here, and the worker chains them in a fixed order (workers/service
 
 from collections.abc import Callable, Sequence
 
-from jobs.attempts import AttemptResult, Run
-from jobs.readings import Failure
+from jobs.parsers.readings import Failure
+from jobs.record.attempts import AttemptResult, Run
 from workers.execute import Command
-from workers.job import Job
+from workers.in_flight import Job
 
 Proceed = Callable[[], Run]
 

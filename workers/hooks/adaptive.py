@@ -1,19 +1,19 @@
 """Adaptive repeats: the coordinator signed a group's repeats up to the sweep's cap; before an
-extra repeat runs, this asks the sweep's own rule (jobs/adaptive.py) whether any comparison of
+extra repeat runs, this asks the sweep's own rule (jobs/statistics/adaptive.py) whether any comparison of
 the group is still "not yet known". When none is, the cell ends `skipped` without running."""
 
 import logging
 
-from jobs.adaptive import cell_needed
-from jobs.attempts import AttemptResult
-from jobs.cells import Cell
-from jobs.envelope import BadEnvelope, decode
-from jobs.readings import BenchReading
-from workers.fleet.artifacts import ArtifactStore, CorruptArtifact
-from workers.fleet.keys import BadSignature, Verifier
-from workers.fleet.state import Store
+from jobs.parsers.readings import BenchReading
+from jobs.record.attempts import AttemptResult
+from jobs.spec.cells import Cell
+from jobs.spec.envelope import BadEnvelope, decode
+from jobs.statistics.adaptive import cell_needed
 from workers.hooks import Dropped, Hook
-from workers.job import Group, Job
+from workers.in_flight import Group, Job
+from workers.shared.signing import BadSignature, Verifier
+from workers.shared.state import Store
+from workers.shared.stores import ArtifactStore, CorruptArtifact
 
 log = logging.getLogger(__name__)
 

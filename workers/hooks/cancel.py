@@ -11,22 +11,21 @@ import logging
 
 import redis
 
-from jobs.attempts import Run
+from jobs.record.attempts import Run
 from workers.execute import Cancelled, Command
-from workers.fleet.leases import worker_key
-from workers.fleet.state import key
 from workers.hooks import Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
+from workers.shared import redis_keys
 
 log = logging.getLogger(__name__)
 
 
 def control_channel(worker: str) -> str:
-    return f"{worker_key(worker)}:control"
+    return f"{redis_keys.worker(worker)}:control"
 
 
 def cancel_set(sweep_id: str) -> str:
-    return key(sweep_id, "cancel")
+    return redis_keys.sweep(sweep_id, "cancel")
 
 
 class Cancel(Hook):

@@ -9,9 +9,9 @@ import time
 
 from celery import Celery
 
-from jobs.attempts import AttemptResult
+from jobs.record.attempts import AttemptResult
 from workers.hooks import Hook
-from workers.job import Job
+from workers.in_flight import Job
 
 CELL_TASK = "benchfleet.cell"
 log = logging.getLogger(__name__)

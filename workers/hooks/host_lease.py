@@ -12,11 +12,11 @@ import os
 import time
 from pathlib import Path
 
-from jobs.attempts import Run
+from jobs.record.attempts import Run
 from workers.execute import Command
-from workers.fleet.leases import Lease
 from workers.hooks import Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
+from workers.shared.leases import Lease
 
 # Roles that load the host and so take the lease (a probe's `--help` is too short to matter).
 HEAVY = ("build", "warmup", "measure", "profile")

@@ -8,12 +8,12 @@ gate's wait would otherwise dominate dispatch.
 import time
 from dataclasses import dataclass
 
-from jobs.attempts import Gate, Run
+from jobs.record.attempts import Gate, Run
 from workers.execute import Command
-from workers.fleet.state import now
 from workers.hooks import Hook, Proceed
-from workers.host import busy_gpu, gpu_state, load1, thermal_state
-from workers.job import Job
+from workers.host_facts import busy_gpu, gpu_state, load1, thermal_state
+from workers.in_flight import Job
+from workers.shared.clock import now
 
 GATED = ("warmup", "measure", "profile")
 

@@ -1,6 +1,6 @@
 """The cell's lease: taken before the cell, renewed before each step, settled after it.
 
-A cell is taken atomically (workers/fleet/state.py): a duplicate, a replay or a cell another
+A cell is taken atomically (workers/shared/state.py): a duplicate, a replay or a cell another
 live worker holds is dropped here. Before each command the worker's lease is set to that
 command's own timeout plus a slack (the idle gate's longest wait and the lease margin); after
 the cell the outcome is accepted only if this worker still holds this attempt.
@@ -12,13 +12,14 @@ from collections.abc import Callable
 import redis
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
-from jobs.attempts import FINAL, AttemptResult, CellStatus, Run
+from jobs.record.attempts import FINAL, AttemptResult, CellStatus, Run
 from workers.execute import Command
-from workers.fleet.artifacts import ArtifactStore, accept, put_json
-from workers.fleet.leases import Lease
-from workers.fleet.state import Queued, Store, now
 from workers.hooks import Dropped, Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
+from workers.shared.clock import now
+from workers.shared.leases import Lease
+from workers.shared.state import Queued, Store
+from workers.shared.stores import ArtifactStore, accept, put_json
 
 log = logging.getLogger(__name__)
 # Redis may be away for a while (a restart, a network cut): keep trying this long.
@@ -107,9 +108,9 @@ class CellLease(Hook):
             return False
         return True
 
-    def _renewal(self, seconds: float) -> Queued:
+    def _renewal(self, seconds: float) -> Pipelined:
         """The lease renewal that rides along with a state change (one round trip)."""
-        return Queued(lambda pipe: self.lease.renew_on(pipe, seconds + self.slack_s),
+        return Pipelined(lambda pipe: self.lease.renew_on(pipe, seconds + self.slack_s),
                       self.lease.check)
 
 

@@ -5,10 +5,10 @@ reason, which `status` and the record show; fix the worker's settings and `rerun
 
 import logging
 
-from jobs.confine import repo_allowed, repo_problem
-from jobs.readings import Failure
+from jobs.parsers.readings import Failure
+from jobs.spec.confine import repo_allowed, repo_problem
 from workers.hooks import Hook, Rejected
-from workers.job import Job
+from workers.in_flight import Job
 from workers.offer import Offering
 
 log = logging.getLogger(__name__)

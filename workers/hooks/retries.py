@@ -6,14 +6,14 @@ import logging
 
 from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponential_jitter
 
-from jobs.attempts import Run
 from jobs.parsers.exits import is_oom
-from jobs.readings import RunOutput
-from jobs.retry import transient
+from jobs.parsers.readings import RunOutput
+from jobs.record.attempts import Run
+from jobs.spec.retry import transient
 from workers import execute
 from workers.execute import Command, Files
 from workers.hooks import Hook, Proceed
-from workers.job import Job
+from workers.in_flight import Job
 
 log = logging.getLogger(__name__)
 

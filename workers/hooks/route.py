@@ -5,12 +5,13 @@ gets them checks them again."""
 
 import logging
 
-from workers.fleet.messages import GroupMessage, publish
-from workers.fleet.queues import cell_queue
-from workers.fleet.state import Store, epoch
 from workers.hooks import Dropped, Hook
-from workers.job import Job
+from workers.in_flight import Job
 from workers.offer import Offering
+from workers.shared.clock import epoch
+from workers.shared.messages import GroupMessage, publish
+from workers.shared.queues import cell_queue
+from workers.shared.state import Store
 
 log = logging.getLogger(__name__)
 

@@ -1,13 +1,14 @@
 """Refuse what the coordinator did not sign: a worker runs a cell only from an envelope whose
-Ed25519 signature verifies against the coordinator's public key (workers/fleet/keys.py)."""
+Ed25519 signature verifies against the coordinator's public key (workers/shared/signing.py)."""
 
 import logging
 
-from jobs.envelope import BadEnvelope, decode
-from workers.fleet.keys import BadSignature, Verifier
-from workers.fleet.state import Store, now
+from jobs.spec.envelope import BadEnvelope, decode
 from workers.hooks import Hook, Refused
-from workers.job import Job
+from workers.in_flight import Job
+from workers.shared.clock import now
+from workers.shared.signing import BadSignature, Verifier
+from workers.shared.state import Store
 
 log = logging.getLogger(__name__)
 

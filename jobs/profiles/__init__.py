@@ -1,0 +1,1 @@
+"""Where a decode token's time goes: phase rules and the attribution of kernels (or ops) to them."""

@@ -1,0 +1,114 @@
+"""What a worker reports for one attempt at one cell (its `result.json`), and a cell's state."""
+
+from typing import Literal
+
+from jobs.parsers.readings import BenchReading, Failure, ProfileReading
+from jobs.strict import Strict
+
+CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
+                     "skipped"]
+# A final cell leaves its state only through `rerun`, which starts a new generation.
+FINAL: frozenset[str] = frozenset({"done", "failed", "timed_out", "cancelled", "skipped"})
+
+
+class CellState(Strict):
+    """A cell's place in its life, as kept in Redis (scalars only: Redis scripts edit it)."""
+
+    status: CellStatus
+    worker: str | None = None
+    instance: str | None = None
+    attempt: int = 0
+    generation: int = 0
+    reason: str | None = None
+    updated: str | None = None
+
+
+class HostFacts(Strict):
+    hostname: str
+    os: str
+    kernel: str
+    arch: str
+    cpu: str
+    chip: str
+    cores: int
+    memory_gb: float
+    gpu: str | None = None
+    python: str
+
+
+class Gate(Strict):
+    """The idle gate's reading before a group's first run, or before a run after a gap.
+
+    The gate waits while load1 (read twice) is at or above `threshold`, or a GPU is busy, for
+    at most its maximum wait; then the run goes ahead and `idle` is False: "host not idle".
+    """
+
+    at: str
+    idle: bool
+    waited_s: float
+    threshold: float
+    load1: list[float]
+    max_wait_s: float
+    gpu: dict[str, str] = {}
+    thermal: str | None = None
+    reason: str | None = None
+
+
+class Run(Strict):
+    """One command the worker ran, exactly as it ran it."""
+
+    role: Literal["build", "probe", "warmup", "measure", "profile"]
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    exit_code: int
+    timed_out: bool
+    wall_s: float
+    started: str
+    ended: str
+    load1_before: float
+    load1_after: float
+    stdout: str
+    stderr: str
+    # Whether the run held the host lease (one measured command or build per host at a time).
+    host_lease: bool = False
+    # Tries of one command that a recipe's retry policy allowed; earlier tries are superseded.
+    try_number: int = 1
+    superseded: bool = False
+
+
+class BuildInfo(Strict):
+    recipe: str
+    ok: bool
+    cached: bool
+    wall_s: float | None
+    built_at: str | None
+    reason: str | None = None
+
+
+PROTOCOL = 1  # the task-message and attempt format this code speaks
+
+
+class AttemptResult(Strict):
+    protocol: int = PROTOCOL
+    sweep_id: str
+    cell_id: str
+    attempt: int
+    worker: str
+    host: HostFacts
+    requested_commit: str
+    commit: str | None
+    started: str
+    ended: str
+    build: BuildInfo | None = None
+    runs: list[Run] = []
+    target: dict[str, str] = {}
+    reading: BenchReading | None = None
+    profile: ProfileReading | None = None
+    failure: Failure | None = None
+    # The idle gate that covered this attempt's runs (the group's first run, or after a gap).
+    gate: Gate | None = None
+
+    @property
+    def measured(self) -> Run | None:
+        return next((r for r in self.runs if r.role == "measure" and not r.superseded), None)

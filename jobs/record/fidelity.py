@@ -1,0 +1,129 @@
+"""A clean host or a loud record: flags on every measurement that ran on a busy host, without
+the host lease, or beside another command on the same host.
+
+Runs carry ISO-8601 start and end times. A time without a fraction of a second could be
+anywhere in that second, so two runs whose rounded times only touch "may overlap"; with
+sub-second times the check is exact.
+"""
+
+import calendar
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from functools import lru_cache
+
+from jobs.record.attempts import AttemptResult, Gate
+from jobs.strict import Strict
+
+# Commands that load a host: what a measurement must not share it with.
+HEAVY = frozenset({"build", "warmup", "measure", "profile"})
+NOT_IDLE = "host not idle"
+NO_GATE = "idle gate not recorded"
+NO_LEASE = "no host lease"
+
+_ISO = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+
+
+class HostRun(Strict):
+    """One command that loaded a host, as the record keeps it to find overlaps."""
+
+    hostname: str
+    worker: str
+    cell_id: str
+    attempt: int
+    role: str
+    started: str
+    ended: str
+    host_lease: bool
+
+
+def host_runs(result: AttemptResult) -> list[HostRun]:
+    return [HostRun(hostname=result.host.hostname, worker=result.worker, cell_id=result.cell_id,
+                    attempt=result.attempt, role=r.role, started=r.started, ended=r.ended,
+                    host_lease=r.host_lease) for r in result.runs if r.role in HEAVY]
+
+
+class RunIndex:
+    """A record's host runs by host, sorted by start, so the runs that may overlap one are
+    found among its neighbours (a run lasts at most the host's longest) and not by comparing
+    every pair: a 10,000-cell record has 10,000 measurements and more runs."""
+
+    def __init__(self, runs: Sequence[HostRun]) -> None:
+        self.unreadable: dict[str, list[HostRun]] = {}
+        timed: dict[str, list[tuple[float, HostRun]]] = {}
+        self.longest: dict[str, float] = {}
+        for run in runs:
+            span = _interval(run)
+            if span is None:
+                self.unreadable.setdefault(run.hostname, []).append(run)
+                continue
+            timed.setdefault(run.hostname, []).append((span[0], run))
+            self.longest[run.hostname] = max(self.longest.get(run.hostname, 0.0),
+                                             span[3] - span[0])
+        self.runs = {h: sorted(rs, key=lambda item: (item[0], item[1].cell_id)) for h, rs in
+                     timed.items()}
+        self.starts = {h: [start for start, _ in rs] for h, rs in self.runs.items()}
+
+    def near(self, run: HostRun) -> list[HostRun]:
+        """Runs on the same host that may share time with `run` (and every unreadable one)."""
+        span = _interval(run)
+        assert span is not None
+        host, starts = run.hostname, self.starts.get(run.hostname, [])
+        low = bisect_left(starts, span[0] - self.longest.get(host, 0.0) - 1.0)
+        high = bisect_right(starts, span[3] + 1.0)
+        return ([r for _, r in self.runs.get(host, [])[low:high]]
+                + self.unreadable.get(host, []))
+
+
+def flags(measured: HostRun, gate: Gate | None, runs: "RunIndex | Sequence[HostRun]"
+          ) -> list[str]:
+    """What is wrong with the conditions of one measured run, one short phrase each."""
+    found = [NO_GATE] if gate is None else [] if gate.idle else [NOT_IDLE]
+    if not measured.host_lease:
+        found.append(NO_LEASE)
+    if _interval(measured) is None:
+        return [*found, "run times unreadable: overlaps cannot be ruled out"]
+    index = runs if isinstance(runs, RunIndex) else RunIndex(runs)
+    others = [r for r in index.near(measured)
+              if (r.cell_id, r.attempt) != (measured.cell_id, measured.attempt)]
+    return found + [text for other in others if (text := _overlap(measured, other))]
+
+
+def _overlap(a: HostRun, b: HostRun) -> str | None:
+    what = f"{b.role} of {b.cell_id} (attempt {b.attempt}, {b.worker})"
+    ta, tb = _interval(a), _interval(b)
+    if ta is None or tb is None:
+        return f"may overlap {what}: its times are unreadable"
+    # Each interval as (earliest start, latest start, earliest end, latest end).
+    if max(ta[1], tb[1]) <= min(ta[2], tb[2]):
+        return f"overlaps {what}"
+    # Rounded times that only touch: a real overlap only between two workers, since one
+    # worker runs one command at a time.
+    if max(ta[0], tb[0]) < min(ta[3], tb[3]) and a.worker != b.worker:
+        return f"may overlap {what}: times in whole seconds"
+    return None
+
+
+def _interval(run: HostRun) -> tuple[float, float, float, float] | None:
+    start, end = _instant(run.started), _instant(run.ended)
+    if start is None or end is None:
+        return None
+    return start[0], start[0] + start[1], end[0], end[0] + end[1]
+
+
+@lru_cache(maxsize=1 << 16)
+def _instant(text: str) -> tuple[float, float] | None:
+    """Seconds since the epoch and the time's resolution, or None when unreadable."""
+    match = _ISO.match(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, zone = match.group(7), match.group(8)
+    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
+    if zone and zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        seconds -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+    if fraction:
+        return seconds + float(fraction), 10.0 ** -(len(fraction) - 1)
+    return float(seconds), 1.0

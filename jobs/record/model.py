@@ -1,0 +1,322 @@
+"""The record: every cell's artifacts combined once into one typed model.
+
+Markdown, JSON and the plots are views of this model; none of them recomputes a figure.
+"""
+
+from collections.abc import Mapping, Sequence
+
+from jobs.profiles.attribution import attribute, with_idle
+from jobs.record.attempt_log import AttemptEntry, attempt_history, order_notes
+from jobs.record.attempts import AttemptResult, CellState, HostFacts
+from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
+from jobs.record.parts import (
+    ArmRow,
+    BuildTime,
+    Evidence,
+    Group,
+    GroupProfile,
+    Measurement,
+    Meta,
+    Missing,
+    Skipped,
+)
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Question, Sweep
+from jobs.statistics.adaptive import Repeats, walk
+from jobs.statistics.headline import Comparison, compare, noise_floor
+from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
+from jobs.studies.moe_decode_gap.answer import Answer, answer
+
+# The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
+# flags, adaptive repeats, evidence (sha256 of every attempt read).
+SCHEMA = 2
+_WAITING = frozenset({"queued", "running"})
+
+
+class Check(Strict):
+    ok: bool
+    problems: list[str]
+
+
+class Record(Strict):
+    schema_version: int = SCHEMA
+    sweep_id: str
+    sweep_name: str
+    issue: str | int | None = None
+    created: str
+    repo: str
+    commits: dict[str, list[str]]
+    n: int
+    warmup: int
+    baseline: str
+    aa_arm: str | None = None
+    adaptive_max_n: int | None = None
+    build_recipes: dict[str, str]
+    cells_expected: int
+    cells_measured: int
+    hosts: dict[str, HostFacts]
+    meta: Meta
+    groups: list[Group]
+    missing: list[Missing]
+    skipped: list[Skipped] = []
+    host_runs: list[HostRun] = []
+    evidence: list[Evidence] = []
+    history: list[AttemptEntry] = []
+    question: Question | None = None
+    answer: Answer | None = None
+    check: Check | None = None
+
+
+def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
+                 results: Mapping[str, AttemptResult], unreadable: Mapping[str, str],
+                 created: str, earlier: Sequence[AttemptResult] = (),
+                 resolved: Mapping[str, str] | None = None) -> Record:
+    """Combine a sweep's cells, their states and their latest attempt results.
+
+    `unreadable` maps a cell id to why its artifacts could not be read; `earlier` holds the
+    other attempts read, whose commands count when looking for overlapping runs.
+    """
+    runs = [run for r in [*results.values(), *earlier] for run in host_runs(r)]
+    index = RunIndex(runs)
+    measured: dict[str, Measurement] = {}
+    profiles: dict[str, GroupProfile] = {}
+    for cell in cells:
+        result = results.get(cell.id)
+        done = states.get(cell.id, CellState(status="queued")).status == "done"
+        measurement = _measurement(cell, result, index) if result and done else None
+        profile = _profile(sweep, cell, result) if result and done else None
+        if measurement:
+            measured[cell.id] = measurement
+        elif profile:
+            profiles[cell.id] = profile
+    waiting = {c.id for c in cells if c.id not in measured
+               and states.get(c.id, CellState(status="queued")).status in _WAITING}
+    groups, skipped = [], []
+    for key, members in _grouped(cells).items():
+        repeats = _repeats(sweep, members, measured, waiting)
+        skips = _skipped(members, measured, repeats)
+        skipped += skips
+        members = [c for c in members if c.id not in {s.cell_id for s in skips}]
+        groups.append(_group(sweep, key, members, measured, profiles, repeats))
+    not_needed = {s.cell_id for s in skipped}
+    missing = [_missing(c, states.get(c.id), results.get(c.id), unreadable.get(c.id))
+               for c in cells if c.id not in measured and c.id not in profiles
+               and c.id not in not_needed]
+    hosts = {r.host.hostname: r.host for r in results.values()}
+    # The names the sweep asked for (a branch, a tag) and the shas submit resolved them to.
+    names = {sha: name for name, sha in (resolved or {}).items()}
+    commits: dict[str, set[str]] = {names.get(c, c): set() for c in sweep.target.commits}
+    for cell in cells:
+        if cell.id in measured:
+            commits[names.get(cell.commit, cell.commit)].add(measured[cell.id].commit)
+    return Record(
+        sweep_id=sweep_id, sweep_name=sweep.name, issue=sweep.issue,
+        created=created, repo=sweep.target.repo,
+        commits={k: sorted(v) for k, v in commits.items()}, n=sweep.n, warmup=sweep.warmup,
+        baseline=sweep.baseline.name, aa_arm=sweep.aa_arm.name if sweep.aa_arm else None,
+        adaptive_max_n=sweep.adaptive.max_n if sweep.adaptive else None,
+        build_recipes={name: b.build for name, b in sweep.backends.items()},
+        cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
+        hosts=dict(sorted(hosts.items())),
+        meta=_meta(created, cells, [*results.values(), *earlier], measured),
+        groups=groups, missing=missing, skipped=skipped, host_runs=runs,
+        history=attempt_history(cells, dict(results), earlier), question=sweep.question,
+        answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None)
+
+
+def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
+    groups: dict[tuple[str, str, str], list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault((cell.commit, cell.backend, cell.model), []).append(cell)
+    return groups
+
+
+def _repeats(sweep: Sweep, cells: list[Cell], measured: Mapping[str, Measurement],
+             waiting: set[str]) -> Repeats | None:
+    if sweep.adaptive is None:
+        return None
+    bench = [c for c in cells if c.kind == "bench"]
+    return walk(bench, measured, waiting, sweep.n, sweep.adaptive.max_n)
+
+
+def _skipped(cells: list[Cell], measured: Mapping[str, Measurement],
+             repeats: Repeats | None) -> list[Skipped]:
+    if repeats is None or repeats.stopped != "decided":
+        return []
+    return [Skipped(cell_id=c.id, commit=c.commit, backend=c.backend, model=c.model, arm=c.arm,
+                    repeat=c.repeat, reason=f"not needed: {repeats.reason}")
+            for c in cells if c.adaptive and c.repeat not in repeats.needed
+            and c.id not in measured]
+
+
+def _group(sweep: Sweep, key: tuple[str, str, str], cells: list[Cell],
+           measured: Mapping[str, Measurement], profiles: Mapping[str, GroupProfile],
+           repeats: Repeats | None) -> Group:
+    commit, backend, model = key
+    profile = next((profiles[c.id] for c in cells if c.id in profiles), None)
+    cells = [c for c in cells if c.kind == "bench"]
+    arms = [a.name for a in sweep.measured_arms if any(c.arm == a.name for c in cells)]
+    ours = [measured[c.id] for c in cells if c.id in measured]
+    rows = [_row(arm, arm == sweep.baseline.name, [c for c in cells if c.arm == arm],
+                 [m for m in ours if m.arm == arm]) for arm in arms]
+    if profile and sweep.question:
+        profile = _with_idle(profile, sweep.question.candidate, ours)
+    return Group(commit=commit, backend=backend, model=model,
+                 rows=compared_rows(rows, ours, repeats),
+                 measurements=sorted(ours, key=lambda m: m.order), profile=profile,
+                 repeats=repeats, order=order_notes(cells, ours))
+
+
+def _row(arm: str, baseline: bool, cells: list[Cell], ms: list[Measurement]) -> ArmRow:
+    peaks = [m.peak_gb for m in ms if m.peak_gb is not None]
+    prefill_ms = [m.prefill_ms for m in ms if m.prefill_ms is not None]
+    return ArmRow(
+        arm=arm, baseline=baseline, n=len(ms), expected=len(cells),
+        prompt_tokens=sorted({m.prompt_tokens for m in ms}),
+        decode_tps=Span.of([m.decode_tps for m in ms]),
+        prefill_tps=Span.of([m.prefill_tps for m in ms]),
+        prefill_ms=Span.of(prefill_ms) if len(prefill_ms) == len(ms) else None,
+        peak_gb=Span.of(peaks) if len(peaks) == len(ms) else None,
+        decode_vs_baseline=None, prefill_vs_baseline=None,
+        load1=Span.of([v for m in ms for v in (m.load1_before, m.load1_after)]),
+        hosts=sorted({m.hostname for m in ms}), commits=sorted({m.commit for m in ms}),
+        aa=any(c.aa for c in cells), flagged=sum(1 for m in ms if m.flags))
+
+
+def compared_rows(rows: list[ArmRow], ms: list[Measurement], repeats: Repeats | None
+                  ) -> list[ArmRow]:
+    """The rows with their ratios and comparisons against the baseline row."""
+    base = next((r for r in rows if r.baseline), None)
+    aa = next((r for r in rows if r.aa), None)
+    return [_with_comparisons(row, base, aa, ms, repeats) for row in rows]
+
+
+def _with_comparisons(row: ArmRow, base: ArmRow | None, aa: ArmRow | None,
+                      ms: list[Measurement], repeats: Repeats | None) -> ArmRow:
+    if base is None or row.baseline:
+        return row
+    floor = aa if aa and not row.aa else None  # the A/A arm is the floor, not above it
+    return row.model_copy(update={
+        "decode_vs_baseline": _ratio(row.decode_tps, base.decode_tps),
+        "prefill_vs_baseline": _ratio(row.prefill_tps, base.prefill_tps),
+        **{f"{name}_comparison": _compared(f"{name} tok/s", f"{name}_tps", row.arm, base,
+                                           floor, ms, repeats)
+           for name in ("decode", "prefill")}})
+
+
+def _compared(metric: str, attr: str, arm: str, base: ArmRow, aa: ArmRow | None,
+              ms: list[Measurement], repeats: Repeats | None) -> Comparison | None:
+    floor = noise_floor(getattr(aa, attr), getattr(base, attr)) if aa else None
+    found = compare(metric, [getattr(m, attr) for m in ms if m.arm == arm],
+                    [getattr(m, attr) for m in ms if m.arm == base.arm], floor)
+    return _settled_how(found, repeats) if found else None
+
+
+def _settled_how(c: Comparison, repeats: Repeats | None) -> Comparison:
+    """Say, for an answer still "not yet known", what stopped the repeats."""
+    if c.answer != "not yet known":
+        return c
+    if repeats is None:
+        return c.model_copy(update={"reason": c.reason + "; the sweep has no adaptive repeats "
+                                    "(`adaptive: {max_n: N}`) to settle it"})
+    if repeats.stopped == "cap":
+        return c.model_copy(update={"capped": True, "reason": c.reason + f"; the cap (max_n "
+                                    f"= {repeats.max_n}) stopped the repeats"})
+    if repeats.stopped == "waiting":
+        return c.model_copy(update={"reason": c.reason + "; its repeats had not all run"})
+    return c
+
+
+def _ratio(arm: Span | None, base: Span | None) -> Ratio | None:
+    return Ratio.of(arm, base) if arm and base else None
+
+
+def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measurement | None:
+    run = result.measured
+    reading = result.reading
+    if run is None or reading is None or result.commit is None:
+        return None
+    mine = next(r for r in host_runs(result) if r.role == "measure")
+    return Measurement(
+        cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
+        worker=result.worker, hostname=result.host.hostname, commit=result.commit,
+        attempt=result.attempt, started=run.started, ended=run.ended,
+        decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
+        decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
+        prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
+        peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
+        exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
+        build_cached=result.build.cached if result.build else None,
+        jit_cache=result.target.get("jit_cache"), gate=result.gate,
+        host_lease=run.host_lease, flags=flags(mine, result.gate, runs))
+
+
+def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
+             unreadable: str | None) -> Missing:
+    status = state.status if state else "unknown"
+    if unreadable:
+        reason = f"artifacts unreadable: {unreadable}"
+    elif result and result.failure:
+        reason = result.failure.reason
+    elif state and state.reason:
+        reason = state.reason
+    elif status in ("queued", "running"):
+        reason = f"still {status} when the record was made"
+    else:
+        reason = "no artifacts were pushed for this cell"
+    return Missing(cell_id=cell.id, kind=cell.kind, commit=cell.commit, backend=cell.backend,
+                   model=cell.model, arm=cell.arm, repeat=cell.repeat, status=status,
+                   reason=reason)
+
+
+def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
+    p = result.profile
+    if p is None:
+        return None
+    family = sweep.family(cell.model)
+    return GroupProfile(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
+                        hostname=result.host.hostname, tool=p.tool, tokens=p.tokens,
+                        attribution=attribute(p, sweep.phases, family), paths=p.paths,
+                        first_call_path=p.first_call_path, arch=p.arch, notes=p.notes)
+
+
+def _with_idle(profile: GroupProfile, arm: str, ms: list[Measurement]) -> GroupProfile:
+    """GPU-idle time against the unprofiled runs of `arm` on the profile's own host."""
+    a = profile.attribution
+    if not a.timed:
+        return profile
+    runs = Span.of([m.decode_tps for m in ms if m.arm == arm and m.hostname == profile.hostname])
+    if runs is None or runs.mean <= 0:
+        note = (f"no GPU-idle row: no unprofiled {arm} run on {profile.hostname}, the profile's "
+                "host")
+        return profile.model_copy(update={"attribution": a.model_copy(
+            update={"notes": [*a.notes, note]})})
+    source = (f"{arm} decode {runs.mean:.2f} tok/s, mean of {runs.n} unprofiled run(s) on "
+              f"{profile.hostname}")
+    return profile.model_copy(update={"attribution": with_idle(a, 1e6 / runs.mean, source)})
+
+
+def _meta(created: str, cells: list[Cell], results: Sequence[AttemptResult],
+          measured: Mapping[str, Measurement]) -> Meta:
+    pins = {r.commit: r.target["mlx_pin"] for r in results
+            if r.commit and "mlx_pin" in r.target}
+    toolchains: dict[str, set[str]] = {}
+    for r in results:
+        if "toolchain" in r.target:
+            toolchains.setdefault(r.host.hostname, set()).add(r.target["toolchain"])
+    builds: dict[tuple[str, str, str], BuildTime] = {}
+    by_id = {c.id: c for c in cells}
+    for r in results:
+        cell = by_id[r.cell_id]
+        if r.build and r.commit and not r.build.cached:
+            builds[(r.commit, cell.backend, r.worker)] = BuildTime(
+                commit=r.commit, backend=cell.backend, worker=r.worker, recipe=r.build.recipe,
+                wall_s=r.build.wall_s, built_at=r.build.built_at,
+                command=[run.argv for run in r.runs if run.role == "build"])
+    env = {m.arm: m.env for m in sorted(measured.values(), key=lambda m: m.order)}
+    return Meta(date=created, mlx_pins=dict(sorted(pins.items())),
+                builds=sorted(builds.values(), key=lambda b: (b.commit, b.backend, b.worker)),
+                env=dict(sorted(env.items())),
+                toolchains={h: " / ".join(sorted(v)) for h, v in sorted(toolchains.items())},
+                protocols=sorted({r.protocol for r in results}))

@@ -1,0 +1,151 @@
+"""The pieces a record is made of: measurements, arm rows, profiles, groups, missing cells."""
+
+from jobs.parsers.readings import PathCounts
+from jobs.profiles.attribution import Attribution
+from jobs.record.attempts import Gate
+from jobs.statistics.adaptive import Repeats
+from jobs.statistics.headline import Comparison
+from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
+
+
+class Measurement(Strict):
+    cell_id: str
+    arm: str
+    repeat: int
+    order: int
+    worker: str
+    hostname: str
+    commit: str
+    attempt: int
+    started: str
+    ended: str
+    decode_tps: float
+    prefill_tps: float
+    decode_ms: float | None
+    prefill_ms: float | None
+    prompt_tokens: int
+    generated_tokens: int
+    peak_gb: float | None
+    load1_before: float
+    load1_after: float
+    exit_code: int
+    argv: list[str]
+    env: dict[str, str]
+    adaptive: bool
+    build_cached: bool | None
+    jit_cache: str | None
+    # The conditions it ran under, and what was wrong with them (jobs/record/fidelity.py).
+    gate: Gate | None
+    host_lease: bool
+    flags: list[str]
+
+
+class ArmRow(Strict):
+    arm: str
+    baseline: bool
+    n: int
+    expected: int
+    prompt_tokens: list[int]
+    decode_tps: Span | None
+    prefill_tps: Span | None
+    prefill_ms: Span | None
+    peak_gb: Span | None
+    decode_vs_baseline: Ratio | None
+    prefill_vs_baseline: Ratio | None
+    load1: Span | None
+    hosts: list[str]
+    commits: list[str]
+    aa: bool = False
+    # Against the baseline: ranges, rank test, noise floor and the headline answer.
+    decode_comparison: Comparison | None = None
+    prefill_comparison: Comparison | None = None
+    flagged: int = 0
+
+
+class GroupProfile(Strict):
+    """The group's profile cell, attributed to phases by the sweep's rules."""
+
+    cell_id: str
+    attempt: int
+    worker: str
+    hostname: str
+    tool: str
+    tokens: list[int]
+    attribution: Attribution
+    paths: PathCounts | None
+    first_call_path: str | None
+    arch: str | None
+    notes: list[str]
+
+
+class Group(Strict):
+    """The cells compared with each other: one commit, backend and model."""
+
+    commit: str
+    backend: str
+    model: str
+    rows: list[ArmRow]
+    measurements: list[Measurement]
+    profile: GroupProfile | None = None
+    repeats: Repeats | None = None
+    # Same-host pairing or round-robin order broken (jobs/record/attempt_log.py).
+    order: list[str] = []
+
+    def row(self, arm: str) -> ArmRow | None:
+        return next((r for r in self.rows if r.arm == arm), None)
+
+
+class Missing(Strict):
+    cell_id: str
+    kind: str
+    commit: str
+    backend: str
+    model: str
+    arm: str
+    repeat: int
+    status: str
+    reason: str
+
+
+class Skipped(Strict):
+    """An adaptive repeat the rule did not need: every comparison was decided before it."""
+
+    cell_id: str
+    commit: str
+    backend: str
+    model: str
+    arm: str
+    repeat: int
+    reason: str
+
+
+class Evidence(Strict):
+    """An attempt the record read, by the sha256 of its result and its manifest."""
+
+    cell_id: str
+    attempt: int
+    used: bool
+    result_sha256: str
+    manifest_sha256: str
+
+
+class BuildTime(Strict):
+    commit: str
+    backend: str
+    worker: str
+    recipe: str
+    wall_s: float | None
+    built_at: str | None
+    command: list[list[str]]
+
+
+class Meta(Strict):
+    """Provenance a reader needs before any figure: where, what, when, how it was built."""
+
+    date: str
+    mlx_pins: dict[str, str]
+    builds: list[BuildTime]
+    env: dict[str, dict[str, str]]
+    toolchains: dict[str, str] = {}
+    protocols: list[int] = []

@@ -1,0 +1,124 @@
+"""A sweep expanded into cells: one cell is one measurement, the unit that runs and reruns.
+
+See docs/cells.md for why the cell is (commit, backend, model, arm, repeat).
+"""
+
+import hashlib
+import json
+import re
+from typing import Literal
+
+from jobs.spec.routing import Route, requirements
+from jobs.spec.sweep import Arm, Profile, Sweep
+from jobs.strict import Scalar, Strict
+
+PROFILE_ARM = "profile"
+
+
+class Step(Strict):
+    """A recipe with the values a cell gives it."""
+
+    recipe: str
+    params: dict[str, Scalar] = {}
+    env: dict[str, str] = {}
+
+
+class Cell(Strict):
+    id: str
+    slug: str
+    kind: Literal["bench", "profile"] = "bench"
+    repo: str
+    commit: str
+    backend: str
+    model: str
+    arm: str
+    baseline: bool
+    repeat: int
+    warmup: int
+    build: Step
+    run: Step
+    order: int
+    # An extra repeat beyond the sweep's n: the worker runs it only while a comparison of its
+    # group is still "not yet known" (jobs/statistics/adaptive.py), else skips it.
+    adaptive: bool = False
+    # A cell of the A/A arm: the baseline again, whose spread is the group's noise floor.
+    aa: bool = False
+    # Where it may run beyond its backend (jobs/spec/routing.py): one host, capability tags.
+    host: str | None = None
+    requires: list[str] = []
+
+    @property
+    def route(self) -> Route:
+        return Route(backend=self.backend, host=self.host, requires=self.requires)
+
+    @property
+    def group(self) -> str:
+        """Cells of one group are compared with each other, so they share a host."""
+        return f"{self.commit}/{self.backend}/{self.model}"
+
+
+def expand(sweep: Sweep) -> list[Cell]:
+    """Every cell of a sweep, in the order they should run.
+
+    Within a (commit, backend, model) group, repeat r runs the arms rotated by r, so no arm
+    always runs first (or right after another one). Adaptive repeats (n + 1 up to the cap)
+    follow the regular ones in the same rotation. A group's profile cell runs last: its
+    profiler never precedes a measurement.
+    """
+    cells: list[Cell] = []
+    repeats = sweep.adaptive.max_n if sweep.adaptive else sweep.n
+    aa = sweep.aa_arm.name if sweep.aa_arm else None
+    for commit in sweep.target.commits:
+        for backend, spec in sweep.backends.items():
+            build = Step(recipe=spec.build, params=spec.params)
+            for model in sweep.models:
+                arms = [a for a in sweep.measured_arms if a.models is None or model in a.models]
+                for r in range(repeats):
+                    k = r % len(arms)
+                    for arm in arms[k:] + arms[:k]:
+                        cell = _bench_cell(sweep, commit, backend, model, arm, r + 1, build,
+                                           len(cells))
+                        cells.append(cell.model_copy(update={"adaptive": r >= sweep.n,
+                                                             "aa": arm.name == aa}))
+                profile = sweep.profiles.get(backend)
+                if profile:
+                    cells.append(_profile_cell(sweep, commit, backend, model, profile, build,
+                                               len(cells)))
+    return cells
+
+
+def _bench_cell(sweep: Sweep, commit: str, backend: str, model: str, arm: Arm, repeat: int,
+                build: Step, order: int) -> Cell:
+    run = Step(recipe=arm.recipe, params=arm.params, env=arm.env)
+    return _cell(sweep, "bench", commit, backend, model, arm.name, arm.baseline, repeat,
+                 sweep.warmup, build, run, order)
+
+
+def _profile_cell(sweep: Sweep, commit: str, backend: str, model: str, profile: Profile,
+                  build: Step, order: int) -> Cell:
+    run = Step(recipe=profile.recipe, params=profile.params, env=profile.env)
+    return _cell(sweep, "profile", commit, backend, model, PROFILE_ARM, False, 1, 0, build,
+                 run, order)
+
+
+def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend: str,
+          model: str, arm: str, baseline: bool, repeat: int, warmup: int, build: Step,
+          run: Step, order: int) -> Cell:
+    spec = sweep.backends[backend]
+    host, requires = spec.host, requirements(spec.requires, model)
+    where = {"host": host, "requires": requires}
+    identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
+                "model": model, "arm": arm, "repeat": repeat, "warmup": warmup,
+                "build": build.model_dump(), "run": run.model_dump(),
+                # where a cell runs is part of what it measures; unset, ids stay as they were
+                **{k: v for k, v in where.items() if v}}
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
+    slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm}-r{repeat}")
+    return Cell(id=f"{slug}-{digest}", slug=slug, kind=kind, repo=sweep.target.repo,
+                commit=commit, backend=backend, model=model, arm=arm, baseline=baseline,
+                repeat=repeat, warmup=warmup, build=build, run=run, order=order, host=host,
+                requires=requires)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)

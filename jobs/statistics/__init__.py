@@ -1,0 +1,1 @@
+"""The statistics a record may show: spans, the headline rule, adaptive repeats."""

@@ -1,0 +1,171 @@
+"""Two samples compared: the ranges, a rank test and the A/A noise floor make the headline.
+
+An arm differs from the baseline only when the two ranges are apart, the rank test says
+different, and the change exceeds the A/A noise floor where one was measured; overlapping
+ranges are "no effect"; anything else is "not yet known" (docs/statistics.md).
+"""
+
+import warnings
+from collections.abc import Sequence
+from functools import lru_cache
+from math import comb
+from typing import Literal
+
+from jobs.statistics.spans import Ratio, Span
+from jobs.strict import Strict
+
+# The rank test says "different" at p <= ALPHA.
+ALPHA = 0.05
+# It says "same" when p is so high that a shift of SAME_SHIFT_IQR interquartile ranges would
+# have given a lower p in SAME_POWER of all samples of these sizes (found by simulation).
+SAME_SHIFT_IQR = 1.0
+SAME_POWER = 0.99
+_SIMULATIONS = 2000
+_SEED = 1859  # fixed, so a record and its check compute the same thresholds
+# Mann-Whitney's exact distribution up to this many values per sample, its normal
+# approximation beyond (the approximation is poor for the small samples benchmarks have).
+_EXACT_UP_TO = 20
+_IQR_IN_SD = 1.3489795003921634  # a normal distribution's interquartile range in sd
+
+RankAnswer = Literal["different", "same", "unknown"]
+Headline = Literal["differs", "no effect", "not yet known"]
+
+
+class RankTest(Strict):
+    """Mann-Whitney U and Kolmogorov-Smirnov, two-sided; the answer reads the smaller p.
+
+    Mann-Whitney misses a change in spread, Kolmogorov-Smirnov a shift between tied values:
+    either one's low p is evidence.
+    """
+
+    mann_whitney_p: float
+    ks_p: float
+    p: float
+    alpha: float
+    same_above: float
+    answer: RankAnswer
+
+
+class Comparison(Strict):
+    """One arm against the baseline on one metric, with everything its answer rests on."""
+
+    metric: str
+    n: int
+    n_baseline: int
+    ratio: Ratio
+    ranges_apart: bool
+    rank: RankTest
+    noise_floor: float | None
+    answer: Headline
+    reason: str
+    capped: bool = False
+
+
+def compare(metric: str, arm: Sequence[float], base: Sequence[float],
+            noise_floor: float | None) -> Comparison | None:
+    """The comparison of two samples; None when either is empty or the baseline is not > 0."""
+    a, b = Span.of(arm), Span.of(base)
+    ratio = Ratio.of(a, b) if a and b else None
+    if a is None or b is None or ratio is None:
+        return None
+    rank = rank_test(arm, base)
+    answer, reason = headline(a, b, rank.answer, rank.p, noise_floor)
+    return Comparison(metric=metric, n=a.n, n_baseline=b.n, ratio=ratio,
+                      ranges_apart=not a.overlaps(b), rank=rank, noise_floor=noise_floor,
+                      answer=answer, reason=reason)
+
+
+def headline(arm: Span, base: Span, rank: RankAnswer, p: float,
+             noise_floor: float | None) -> tuple[Headline, str]:
+    """The headline rule, with the sentence that says why."""
+    if arm.overlaps(base):
+        return "no effect", "the ranges overlap"
+    if rank != "different":
+        return "not yet known", (f"the ranges are apart, but at n = {arm.n} against {base.n} "
+                                 f"the rank test's p is {p:.3g}, above α = {ALPHA}")
+    change = arm.mean / base.mean - 1
+    if noise_floor is not None and abs(change) <= noise_floor:
+        return "not yet known", (f"the ranges are apart and the rank test says different "
+                                 f"(p = {p:.3g}), but the change {change:+.1%} is within the "
+                                 f"A/A noise floor (±{noise_floor:.1%})")
+    floor = (f"the change {change:+.1%} exceeds the A/A noise floor (±{noise_floor:.1%})"
+             if noise_floor is not None else "no A/A noise floor was measured")
+    return "differs", (f"the ranges are apart, the rank test says different (p = {p:.3g} ≤ "
+                       f"{ALPHA}), and {floor}")
+
+
+def noise_floor(aa: Span | None, base: Span | None) -> float | None:
+    """The largest change the A/A arm's range allows against the baseline's, as a fraction."""
+    ratio = Ratio.of(aa, base) if aa and base else None
+    return max(1 - ratio.low, ratio.high - 1) if ratio else None
+
+
+def separated_p(n_a: int, n_b: int) -> float:
+    """The exact two-sided p of both tests when one sample lies wholly above the other.
+
+    Both statistics then take their most extreme value, reached by 2 of the C(n_a + n_b, n_a)
+    equally likely orderings; at 3 against 3 that is 0.1, so no test can say "different".
+    """
+    return min(1.0, 2 / comb(n_a + n_b, n_a))
+
+
+def separated_answer(n_a: int, n_b: int) -> RankAnswer:
+    """The rank test's answer for two samples whose ranges are apart: it depends on n alone."""
+    return "different" if separated_p(n_a, n_b) <= ALPHA else "unknown"
+
+
+def rank_test(a: Sequence[float], b: Sequence[float]) -> RankTest:
+    mwu, ks = _p_values(a, b)
+    p = min(mwu, ks)
+    same_above = same_threshold(len(a), len(b))
+    answer: RankAnswer = ("different" if p <= ALPHA else "same" if p > same_above
+                          else "unknown")
+    return RankTest(mann_whitney_p=mwu, ks_p=ks, p=p, alpha=ALPHA,
+                    same_above=same_above, answer=answer)
+
+
+@lru_cache(maxsize=512)
+def same_threshold(n_a: int, n_b: int) -> float:
+    """Above this p the samples are "same": the SAME_POWER quantile of p under a real shift.
+
+    Simulated with normal samples SAME_SHIFT_IQR interquartile ranges apart, the way
+    Pinpoint derives its thresholds; it falls as n grows, so small samples stay "unknown".
+    Mann-Whitney's p alone is simulated: the smaller of both tests' p is never above it, so
+    the threshold errs towards "unknown".
+    """
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(_SEED)
+    a = rng.normal(size=(_SIMULATIONS, n_a))
+    b = rng.normal(SAME_SHIFT_IQR * _IQR_IN_SD, size=(_SIMULATIONS, n_b))
+    method = "exact" if max(n_a, n_b) <= _EXACT_UP_TO else "asymptotic"
+    p = stats.mannwhitneyu(a, b, alternative="two-sided", method=method, axis=1).pvalue
+    return float(np.quantile(p, SAME_POWER))
+
+
+def _p_values(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Both tests' two-sided p. Without ties both depend only on the order in which the two
+    samples interleave, so a record of thousands of groups asks scipy once per order."""
+    if len(set(a) | set(b)) < len(a) + len(b):  # ties: the values themselves matter
+        return _p_values_of(tuple(a), tuple(b))
+    merged = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    order = tuple(side for _, side in merged)
+    ranks = tuple(float(i) for i, side in enumerate(order) if side == 0)
+    others = tuple(float(i) for i, side in enumerate(order) if side == 1)
+    return _p_values_of(ranks, others)
+
+
+@lru_cache(maxsize=4096)
+def _p_values_of(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float]:
+    # Imported here: the worker imports this module to decide adaptive repeats without the
+    # rank test, and numpy starts a BLAS thread pool in any process that imports it.
+    from scipy import stats
+
+    method = "exact" if max(len(a), len(b)) <= _EXACT_UP_TO else "asymptotic"
+    mwu = stats.mannwhitneyu(a, b, alternative="two-sided", method=method).pvalue
+    with warnings.catch_warnings():
+        # Overlapping samples with ties can defeat Kolmogorov-Smirnov's exact p; scipy then
+        # gives the asymptotic one, which is what we report.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(mwu), float(stats.ks_2samp(a, b).pvalue)

@@ -1,0 +1,160 @@
+"""The record's plots: decode and prefill tok/s per arm (mean, min-max whiskers and every
+point, y from zero), and per-token time by phase. A plot with nothing to show is not made.
+"""
+
+import io
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on lab hosts or in CI
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from jobs.profiles.attribution import Attribution  # noqa: E402
+from jobs.record.model import Record  # noqa: E402
+from jobs.record.parts import ArmRow, Group  # noqa: E402
+
+_COLS = 3
+_PANEL = (4.4, 3.6)  # inches per group panel
+# More panels than a reader can look at in one figure cost time and say nothing: the figure
+# shows the first ones, names how many it leaves to the tables, and stays this size.
+MAX_PANELS = 12
+
+
+def decode_png(record: Record) -> bytes | None:
+    return _metric_png(record, "decode")
+
+
+def prefill_png(record: Record) -> bytes | None:
+    return _metric_png(record, "prefill")
+
+
+def _metric_png(record: Record, metric: str) -> bytes | None:
+    measured = [g for g in record.groups if any(getattr(r, f"{metric}_tps") for r in g.rows)]
+    if not measured:
+        return None
+    groups = measured[:MAX_PANELS]
+    cols = min(len(groups), _COLS)
+    rows = (len(groups) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.6),
+                             squeeze=False, layout="constrained")
+    arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows))  # one colour per arm
+    for ax, group in zip(axes.flat, groups, strict=False):
+        _panel(ax, group, metric, arms)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    title = (f"{record.sweep_name}: {metric} tok/s per arm: mean, min to max and each "
+             "measurement; above each arm its n and its answer against the baseline"
+             + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
+                "all)" if len(measured) > len(groups) else ""))
+    fig.suptitle(_wrap(title, 52 * cols), fontsize=10)
+    return _png(fig)
+
+
+def _panel(ax: Axes, group: Group, metric: str, arms: list[str]) -> None:
+    names = [r.arm for r in group.rows]
+    top = 0.0
+    for x, row in enumerate(group.rows):
+        span = getattr(row, f"{metric}_tps")
+        if span is None:
+            continue
+        ax.errorbar([x], [span.mean], yerr=[[span.mean - span.min], [span.max - span.mean]],
+                    fmt="o", capsize=6, color=_colour(row, arms.index(row.arm)), zorder=2)
+        points = [getattr(m, f"{metric}_tps") for m in group.measurements if m.arm == row.arm]
+        ax.scatter([x + 0.14] * len(points), points, s=10, color="grey", zorder=3)
+        ax.annotate(_label(row, metric), (x, span.max), textcoords="offset points",
+                    xytext=(0, 5), ha="center", va="bottom", fontsize=7)
+        top = max(top, span.max)
+    ax.set_xticks(range(len(names)), [_wrap(n, 14) for n in names], fontsize=8)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylim(0, top * 1.25 if top > 0 else 1)  # from zero; room for the labels above
+    ax.set_title(f"{group.backend} · {_wrap(group.model, 34)}\n{group.commit[:12]}",
+                 fontsize=9)
+    ax.set_ylabel(f"{metric} tok/s")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _label(row: ArmRow, metric: str) -> str:
+    comparison = getattr(row, f"{metric}_comparison")
+    answer = "baseline" if row.baseline else comparison.answer if comparison else "–"
+    return f"n={row.n}\n{answer}"
+
+
+def _colour(row: ArmRow, index: int) -> str:
+    return "C0" if row.baseline else "dimgrey" if row.aa else f"C{index % 9 + 1}"
+
+
+# The token's wall time not spent in kernels (jobs/profiles/attribution.py's Idle), drawn as a row.
+IDLE = "GPU idle (wall − kernels)"
+
+
+def phases_png(record: Record) -> bytes | None:
+    """Per-token time by phase for every timed profile; None when none has timings.
+
+    Whatever rows the attribution has are drawn, a negative one (GPU idle below the kernel
+    time) below zero as it is.
+    """
+    several = len({g.commit for g in record.groups}) > 1
+    timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else ""),
+              g.profile.attribution) for g in record.groups
+             if g.profile and g.profile.attribution.timed][:MAX_PANELS * 2]
+    if not timed:
+        return None
+    phases = [p for p in dict.fromkeys([*(p.phase for _, a in timed for p in a.phases), IDLE])
+              if any(_us(a, p) for _, a in timed)]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(timed) + 3.5), 4.6),
+                           layout="constrained")
+    labels = [label for label, _ in timed]
+    up, down = [0.0] * len(timed), [0.0] * len(timed)
+    for i, phase in enumerate(phases):
+        heights = [_us(a, phase) for _, a in timed]
+        bottoms = [u if h >= 0 else d for h, u, d in zip(heights, up, down, strict=True)]
+        bars = ax.bar(labels, heights, bottom=bottoms, label=phase,
+                      color="0.6" if phase == IDLE else f"C{i % 10}",
+                      hatch="//" if phase == "unclassified" else None, edgecolor="white")
+        for bar, h in zip(bars, heights, strict=True):
+            if h < 0:  # say a negative row's value where it is drawn
+                ax.annotate(f"{phase} {h:.0f}", (bar.get_x() + bar.get_width() / 2,
+                                                 bar.get_y() + h / 2),
+                            ha="center", va="center", fontsize=7)
+        up = [u + max(h, 0) for u, h in zip(up, heights, strict=True)]
+        down = [d + min(h, 0) for d, h in zip(down, heights, strict=True)]
+    ax.axhline(0, color="black", linewidth=0.8)
+    if any(d < 0 for d in down):  # a negative row: show where the rows add up to
+        net = [u + d for u, d in zip(up, down, strict=True)]
+        ax.scatter(labels, net, marker="D", color="black", zorder=4, label="sum of the rows")
+    ax.set_ylim(min(min(down) * 1.15, 0), max(up) * 1.1 if max(up) > 0 else 1)
+    ax.set_ylabel("µs per decode token")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    ax.set_title(_wrap(f"{record.sweep_name}: per-token time by phase (two-run profile delta)",
+                       70), fontsize=10)
+    return _png(fig)
+
+
+def _us(a: Attribution, phase: str) -> float:
+    """With a kernel trace, busy time by phase and the window's idle time, which stack up to
+    the profiled wall; without one, kernel sums and the older unprofiled-wall difference."""
+    t = a.timeline
+    if phase == IDLE:
+        if t is not None:
+            return t.idle_us or 0.0
+        return a.idle.idle_us_per_token if a.idle else 0.0
+    row = a.phase(phase)
+    if row is None:
+        return 0.0
+    return (row.busy_us_per_token or 0.0) if t is not None else (row.us_per_token or 0.0)
+
+
+def _wrap(text: str, width: int) -> str:
+    """Wrapped at spaces and hyphens, never inside a word or a model name's part."""
+    return textwrap.fill(text, width, break_long_words=False)
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()

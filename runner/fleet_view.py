@@ -1,0 +1,115 @@
+"""The fleet as `benchfleet hosts` shows it: each live worker, what its host offers, what it
+runs, and when it was last seen. Everything comes from the workers' lease records."""
+
+import json
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+from rich.table import Table
+from workers.shared.clock import epoch
+from workers.shared.redis_keys import WORKERS
+
+from jobs.record.capabilities import Capabilities
+from jobs.strict import Strict
+from workers.shared.leases import live_workers
+from workers.shared.state import Store
+
+
+class WorkerView(Strict):
+    name: str
+    host: str
+    backend: str
+    pid: str
+    tags: list[str]
+    capabilities: Capabilities | None
+    sweep_id: str | None  # the message it holds, if any
+    holding: list[str]
+    running: str | None  # the cell of that message it runs now
+    seen: str
+    seen_s_ago: float | None
+    lease_s_left: float
+
+
+def gather(store: Store) -> list[WorkerView]:
+    now = epoch()
+    expiry = dict(store.r.zrangebyscore(WORKERS, now, "+inf", withscores=True))
+    views = []
+    for name, fields in sorted(live_workers(store.r).items()):
+        holding = _json(fields.get("holding"), {})
+        sweep_id, cells = holding.get("sweep_id"), list(holding.get("cells", []))
+        running = None
+        if sweep_id and cells:
+            states = store.states_of(sweep_id, cells)
+            running = next((c for c, s in states.items()
+                            if s.status == "running" and s.worker == name), None)
+        views.append(WorkerView(
+            name=name, host=fields.get("host", ""), backend=fields.get("backend", ""),
+            pid=fields.get("pid", ""), tags=list(_json(fields.get("tags"), [])),
+            capabilities=_capabilities(fields.get("probe")), sweep_id=sweep_id,
+            holding=cells, running=running, seen=fields.get("seen", ""),
+            seen_s_ago=_ago(fields.get("seen", ""), now),
+            lease_s_left=round(float(expiry.get(name, now)) - now, 1)))
+    return views
+
+
+def table(views: list[WorkerView]) -> Table:
+    t = Table(title=f"{len(views)} live worker{'s' if len(views) != 1 else ''}")
+    for column in ("worker", "host", "backend", "machine", "toolchains", "checkpoints", "tags",
+                   "running", "seen"):
+        t.add_column(column, overflow="fold")
+    for v in views:
+        tags = ", ".join(t for t in v.tags if not t.startswith("model:"))  # shown as checkpoints
+        t.add_row(v.name, v.host, v.backend, *_machine(v.capabilities), tags, _running(v),
+                  _seen(v))
+    return t
+
+
+def _machine(caps: Capabilities | None) -> tuple[str, str, str]:
+    """(machine, toolchains, checkpoints) as the table shows them."""
+    if caps is None:
+        return "(no probe yet)", "", ""
+    h = caps.host
+    machine = (f"{h.chip}, {h.memory_gb:.0f} GB, {h.os} {h.arch}, Python {h.python}; found "
+               f"{'+'.join(caps.backends)}")
+    tools = ", ".join(f"{k} {_short(version)}" for k, version in caps.toolchains.items())
+    return machine, tools or "none", ", ".join(caps.checkpoints) or "none"
+
+
+def _running(v: WorkerView) -> str:
+    if not v.sweep_id:
+        return "idle"
+    now = f"{v.running} ({len(v.holding)} cells held)" if v.running else \
+        f"{len(v.holding)} cells held, between cells"
+    return f"{v.sweep_id}: {now}"
+
+
+def _seen(v: WorkerView) -> str:
+    ago = "?" if v.seen_s_ago is None else f"{v.seen_s_ago:.0f} s ago"
+    return f"{ago} (lease {v.lease_s_left:.0f} s left)"
+
+
+def _short(version: str) -> str:
+    """`cargo 1.79.0 (...)` -> `1.79.0`; the first word with a digit."""
+    return next((w.strip(",") for w in version.split() if any(c.isdigit() for c in w)), version)
+
+
+def _capabilities(raw: str | None) -> Capabilities | None:
+    try:
+        return Capabilities.model_validate_json(raw) if raw else None
+    except ValidationError:
+        return None
+
+
+def _json(raw: str | None, default: object) -> dict | list:  # type: ignore[type-arg]
+    try:
+        value = json.loads(raw) if raw else default
+    except ValueError:
+        return default  # type: ignore[return-value]
+    return value if isinstance(value, dict | list) else default  # type: ignore[return-value]
+
+
+def _ago(iso: str, now: float) -> float | None:
+    try:
+        return round(now - datetime.fromisoformat(iso).astimezone(UTC).timestamp(), 1)
+    except ValueError:
+        return None

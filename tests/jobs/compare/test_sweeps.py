@@ -1,0 +1,133 @@
+"""Two records side by side: the factor over the headline rule, the gate, and its views."""
+
+import json
+
+import pytest
+
+from jobs.compare.sweeps import commit_of, render, side_by_side
+from jobs.errors import UserError
+from jobs.parsers.readings import Failure
+from jobs.record.attempts import AttemptResult, CellState
+from jobs.record.model import Record, build_record
+from jobs.spec.cells import expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result
+
+TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long
+    recipe: tinymoe-bench-decode
+    params: {prompt_tokens: 1024}
+    models: [tinymoe-a3]
+""", "")
+
+
+def record(decode: dict[str, list[float]], commits: str = "main", failed: str | None = None,
+           aa: bool = False, sweep_id: str = "s1") -> Record:
+    """A record of one group per commit, measuring `decode[arm]` (per commit: `arm@commit`)."""
+    n = len(next(iter(decode.values())))
+    text = TWO_ARMS.replace("commits: main", f"commits: {commits}").replace("n: 3", f"n: {n}")
+    sweep = load(Sweep, text + ("aa: true\n" if aa else ""), "s.yaml")[0]
+    cells = expand(sweep)
+    results: dict[str, AttemptResult] = {}
+    states = {}
+    for cell in cells:
+        values = decode.get(f"{cell.arm}@{cell.commit}", decode.get(cell.arm))
+        if cell.arm == failed or values is None:
+            results[cell.id] = result(cell, None, failure=Failure(
+                kind="build", reason="build failed: SyntaxError"))
+            states[cell.id] = CellState(status="failed", attempt=1)
+        else:
+            results[cell.id] = result(cell, values[cell.repeat - 1])
+            states[cell.id] = CellState(status="done", attempt=1)
+    return build_record(sweep_id, sweep, cells, states, results, {}, "now")
+
+
+OLD = {"gather": [100.0, 101.0, 102.0, 100.5, 101.5], "fused": [150.0, 151.0, 152.0, 150.5, 151.5]}
+
+
+def rows(r: Record, other: Record, factor: float = 1.1) -> dict[tuple[str, str], str]:
+    result = side_by_side(r, commit_of(r, None), other, commit_of(other, None), factor)
+    return {(row.arm, row.metric): row.change for row in result.rows}
+
+
+def test_a_planted_regression_fails_the_gate_and_an_aa_pair_passes() -> None:
+    old = record(OLD)
+    slower = record({"gather": OLD["gather"], "fused": [v / 2 for v in OLD["fused"]]})
+    result = side_by_side(old, "main", slower, "main")
+    assert result.gate == "fail" and result.counts["worse"] == 2  # decode and prefill
+    fused = next(r for r in result.rows if r.arm == "fused" and r.metric == "decode tok/s")
+    assert fused.comparison and fused.comparison.ratio.mean == pytest.approx(0.5)
+    assert fused.comparison.answer == "differs" and "beyond the factor 1.1" in fused.reason
+    # The same code measured again: values interleave with the first ones.
+    again = record({arm: [v + 0.25 for v in values] for arm, values in OLD.items()})
+    assert side_by_side(old, "main", again, "main").gate == "pass"
+    assert set(rows(old, again).values()) == {"same"}
+
+
+def test_within_the_factor_or_faster_is_not_worse() -> None:
+    old = record(OLD)
+    a_bit = record({"gather": [v * 0.96 for v in OLD["gather"]], "fused": [v * 2 for v in
+                                                                          OLD["fused"]]})
+    changes = rows(old, a_bit)
+    assert changes[("gather", "decode tok/s")] == "same"
+    assert changes[("fused", "decode tok/s")] == "better"
+    assert rows(old, a_bit, factor=1.02)[("gather", "decode tok/s")] == "worse"
+
+
+def test_not_yet_known_is_shown_and_fails_nothing() -> None:
+    old = record({arm: values[:3] for arm, values in OLD.items()})
+    new = record({"gather": OLD["gather"][:3], "fused": [50.0, 51.0, 52.0]})
+    result = side_by_side(old, "main", new, "main")
+    assert result.gate == "pass" and result.counts["not yet known"] == 2
+    row = next(r for r in result.rows if r.arm == "fused")
+    assert "would count as worse once decided" in row.reason
+    assert "2 comparisons are not yet known and do not fail the gate" in result.summary
+
+
+def test_a_failure_on_the_new_side_fails_the_gate_and_one_sided_rows_do_not() -> None:
+    old = record(OLD)
+    broken = record(OLD, failed="fused")
+    result = side_by_side(old, "main", broken, "main")
+    assert result.gate == "fail" and result.counts["failed"] == 2
+    assert "build failed: SyntaxError" in result.rows[-1].reason
+    fixed = side_by_side(broken, "main", old, "main")
+    assert fixed.gate == "pass" and fixed.counts["not measured"] == 2
+
+
+def test_two_commits_of_one_sweep() -> None:
+    both = record({"gather@main": OLD["gather"], "fused@main": OLD["fused"],
+                   "gather@v2": OLD["gather"], "fused@v2": [v * 0.7 for v in OLD["fused"]]},
+                  commits="[main, v2]")
+    with pytest.raises(UserError, match="measured 2 commits"):
+        commit_of(both, None)
+    with pytest.raises(UserError, match="matches 0"):
+        commit_of(both, "v3")
+    result = side_by_side(both, commit_of(both, "main"), both, commit_of(both, "v2"))
+    assert result.gate == "fail" and result.old.commit == "main" and result.new.commit == "v2"
+
+
+def test_the_aa_noise_floor_of_either_side_raises_the_bar() -> None:
+    # The A/A arm lies 6 % from the baseline: a 5 % change is within that noise. The larger
+    # floor of the two sides counts: new's, 106 * 1.02 / 95 - 1.
+    old = record({**OLD, "gather-aa": [v * 1.06 for v in OLD["gather"]]}, aa=True)
+    new = record({"gather": [v * 0.95 for v in OLD["gather"]], "fused": OLD["fused"],
+                  "gather-aa": [v * 1.06 for v in OLD["gather"]]}, aa=True)
+    result = side_by_side(old, "main", new, "main", factor=1.01)
+    gather = next(r for r in result.rows if r.arm == "gather" and r.metric == "decode tok/s")
+    assert gather.comparison and gather.comparison.noise_floor == pytest.approx(
+        108.12 / 95 - 1)
+    assert gather.change == "not yet known" and "A/A noise floor" in gather.reason
+
+
+def test_views_say_the_direction_the_rule_and_the_exit() -> None:
+    result = side_by_side(record(OLD), "main", record({"gather": OLD["gather"], "fused": [
+        v / 2 for v in OLD["fused"]]}, sweep_id="s2"), "main")
+    text = render(result)
+    assert "Higher is better for decode tok/s and prefill tok/s" in text
+    assert "| **worse** | cuda | tinymoe-a3 | fused | decode tok/s | 151.00 (150.00 to 152.00) " \
+           "| 75.50 (75.00 to 76.00) | -50.0% (-50.7% to -49.3%) | different (p = 0.00794, " \
+           "n 5 vs 5) | differs |" in text
+    assert "(exit 1)." in text
+    assert json.loads(result.model_dump_json())["gate"] == "fail"
+    with pytest.raises(UserError, match="above 1"):
+        side_by_side(record(OLD), "main", record(OLD), "main", factor=1.0)

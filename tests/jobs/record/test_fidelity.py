@@ -1,0 +1,105 @@
+"""A clean host or a loud record: busy hosts, missing leases and overlapping runs are flagged,
+and a record that hides them fails its check."""
+
+import pytest
+
+from jobs.record.attempts import AttemptResult, CellState, Gate
+from jobs.record.check import check_record
+from jobs.record.fidelity import HostRun, flags
+from jobs.record.model import Record, build_record
+from jobs.spec.cells import Cell, expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from jobs.views.markdown import render
+from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result, stamp, with_evidence
+
+BUSY = Gate(at="2026-11-30T09:59:00+00:00", idle=False, waited_s=600.0, threshold=0.6,
+            load1=[3.9, 4.2], max_wait_s=600.0, reason="load1 4.2 >= 0.6 after 600 s")
+
+
+def run(start: str, end: str, worker: str = "w1", cell: str = "a", role: str = "measure",
+        lease: bool = True) -> HostRun:
+    return HostRun(hostname="gb10-a", worker=worker, cell_id=cell, attempt=1, role=role,
+                   started=start, ended=end, host_lease=lease)
+
+
+def test_gate_and_lease_flags() -> None:
+    me = run(stamp(0), stamp(5), lease=False)
+    assert flags(me, BUSY, [me]) == ["host not idle", "no host lease"]
+    assert flags(me, None, [me])[0] == "idle gate not recorded"
+
+
+@pytest.mark.parametrize(("other", "expected"), [
+    (run(stamp(4), stamp(9), "w2", "b"), "overlaps measure of b (attempt 1, w2)"),
+    (run(stamp(5), stamp(9), "w2", "b", "build"),
+     "may overlap build of b (attempt 1, w2): times in whole seconds"),
+    (run(stamp(5), stamp(9), "w1", "b"), None),  # one worker runs one command at a time
+    (run(stamp(6), stamp(9), "w2", "b"), None),
+    (run("2026-11-30T11:00:04.5+01:00", stamp(9), "w1", "b"),
+     "overlaps measure of b (attempt 1, w1)"),
+    (run("yesterday", stamp(9), "w2", "b"), "may overlap measure of b (attempt 1, w2): its "
+     "times are unreadable"),
+])
+def test_overlaps_on_one_host(other: HostRun, expected: str | None) -> None:
+    me = run(stamp(0), stamp(5))
+    assert flags(me, None, [me, other])[1:] == ([expected] if expected else [])
+
+
+def test_sub_second_times_are_read_exactly() -> None:
+    me = run("2026-11-30T10:00:00.000+00:00", "2026-11-30T10:00:05.000+00:00")
+    after = run("2026-11-30T10:00:05.010+00:00", "2026-11-30T10:00:09.000+00:00", "w2", "b")
+    inside = run("2026-11-30T10:00:04.990+00:00", "2026-11-30T10:00:09.000+00:00", "w2", "b")
+    assert flags(me, None, [after]) == ["idle gate not recorded"]
+    assert flags(me, None, [inside])[1].startswith("overlaps measure of b")
+
+
+def two_workers(cells: list[Cell]) -> dict[str, AttemptResult]:
+    """The demo's old way: a second worker of the same host measures `fused` while the first
+    is still measuring the cell before it."""
+    results = {}
+    for c in cells:
+        r = result(c, 20.0 + c.repeat, gate=BUSY if c.repeat == 2 else None, lease=False)
+        if c.arm == "fused":
+            start = (c.order - 1) * 10 + 1
+            run = r.runs[0].model_copy(update={"started": stamp(start),
+                                               "ended": stamp(start + 3)})
+            r = r.model_copy(update={"worker": "gb10-b", "runs": [run]})
+        results[c.id] = r
+    return results
+
+
+@pytest.fixture
+def record() -> Record:
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
+    cells = expand(sweep)
+    results = two_workers(cells)
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    return with_evidence(build_record("s1", sweep, cells, states, results, {}, "now"), results)
+
+
+def test_the_record_marks_every_measurement_it_should(record: Record) -> None:
+    ms = {m.order: m for m in record.groups[0].measurements}
+    assert all("no host lease" in m.flags for m in ms.values())
+    assert sum("host not idle" in m.flags for m in ms.values()) == 3
+    # fused (orders 1, 3, 8) ran beside the cell before it (orders 0, 2, 7); no other did.
+    overlapping = {o for o, m in ms.items() if any("overlap" in f for f in m.flags)}
+    assert overlapping == {0, 1, 2, 3, 7, 8}
+    assert ms[1].flags[-1] == f"overlaps measure of {ms[0].cell_id} (attempt 1, gb10-a)"
+    text = render(record)
+    assert "| gb10-a | 9 | 3 | 6 | 9 | 6 |" in text
+    assert "9 of 9 measurements carry a flag" in text
+    assert check_record(record) == []
+
+
+def test_a_record_that_hides_a_flag_fails_its_check(record: Record) -> None:
+    group = record.groups[0]
+    cleaned = [m.model_copy(update={"flags": []}) if m.order == 1 else m
+               for m in group.measurements]
+    hidden = record.model_copy(update={"groups": [group.model_copy(
+        update={"measurements": cleaned})]})
+    problems = "\n".join(check_record(hidden))
+    assert "flags [] but its gate, host lease and the host's runs give ['idle gate not " \
+           "recorded', 'no host lease', 'overlaps measure of" in problems
+    assert "flagged measurements stated" in problems
+    gone = record.model_copy(update={"host_runs": record.host_runs[1:]})
+    assert "its measured run is not among the host's runs" in "\n".join(check_record(gone))

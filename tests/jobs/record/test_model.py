@@ -1,0 +1,252 @@
+"""The record: statistics from attempt results, missing cells with reasons, and its views."""
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+import pytest
+
+from jobs.parsers.readings import BenchReading, Failure
+from jobs.record.attempts import AttemptResult, CellState, Gate, HostFacts, Run
+from jobs.record.model import Record, build_record
+from jobs.record.parts import Evidence
+from jobs.spec.cells import Cell, expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
+from jobs.views.markdown import render
+from jobs.views.plots import decode_png, phases_png, prefill_png
+from tests.support.samples import SWEEP
+
+HOST = HostFacts(hostname="gb10-a", os="Ubuntu 24.04", kernel="6.11", arch="aarch64",
+                 cpu="Cortex-X925", chip="NVIDIA GB10 sm_121", cores=20, memory_gb=119.7,
+                 gpu="NVIDIA GB10 sm_121", python="3.12.3")
+SHA = "81ba1c6a" * 5
+
+
+IDLE = Gate(at="2026-11-30T09:59:00+00:00", idle=True, waited_s=0.0, threshold=0.6,
+            load1=[0.2, 0.2], max_wait_s=600.0)
+
+
+def stamp(seconds: int) -> str:
+    return f"2026-11-30T10:{seconds // 60:02d}:{seconds % 60:02d}+00:00"
+
+
+def result(cell: Cell, decode: float | None, load1: float = 0.2,
+           failure: Failure | None = None, gate: Gate | None = IDLE,
+           lease: bool = True) -> AttemptResult:
+    """One attempt of `cell` that measured `decode`; cells run one after another, 10 s apart."""
+    start = cell.order * 10
+    run = Run(role="measure", argv=["bench", "-m", cell.model], env=cell.run.env, cwd="/t",
+              exit_code=0,
+              timed_out=False, wall_s=3.0, started=stamp(start), ended=stamp(start + 3),
+              load1_before=load1, load1_after=load1 + 0.1, stdout="measure.stdout.txt",
+              stderr="measure.stderr.txt", host_lease=lease)
+    reading = (BenchReading(prompt_tokens=512, generated_tokens=128, prefill_tps=decode * 10,
+                            decode_tps=decode, prefill_ms=51200 / decode,
+                            decode_ms=128000 / decode, peak_gb=19.0) if decode else None)
+    return AttemptResult(sweep_id="s1", cell_id=cell.id, attempt=1, worker="gb10-a", host=HOST,
+                         requested_commit=cell.commit, commit=SHA, started=run.started,
+                         ended=run.ended, runs=[run], reading=reading, failure=failure,
+                         gate=gate)
+
+
+def with_evidence(record: Record, results: Mapping[str, AttemptResult]) -> Record:
+    """The record with the sha256 of each result's JSON, as `benchfleet record` adds it."""
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+    return record.model_copy(update={"evidence": [
+        Evidence(cell_id=r.cell_id, attempt=r.attempt, used=True,
+                 result_sha256=sha(r.model_dump_json(indent=1)), manifest_sha256=sha(r.cell_id))
+        for r in results.values()]})
+
+
+# One commit, one backend, one model: one group of three arms.
+ONE_GROUP_SWEEP = (SWEEP.replace("[main, v2]", "main")
+                   .replace("  metal: {build: tinymoe-build}\n", "")
+                   .replace("[tinymoe-a3, tinymoe-b5]", "[tinymoe-a3]")
+                   .replace("models: [tinymoe-b5]", "models: [tinymoe-a3]"))
+
+
+@pytest.fixture
+def small() -> tuple[Sweep, list[Cell]]:
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
+    return sweep, expand(sweep)
+
+
+def test_spans_ratios_and_overlap() -> None:
+    base, arm = Span.of([10.0, 11.0, 12.0]), Span.of([20.0, 21.0, 25.0])
+    assert base and arm and base.mean == 11.0 and arm.n == 3
+    ratio = Ratio.of(arm, base)
+    assert ratio and ratio.mean == pytest.approx(22 / 11) and ratio.low == pytest.approx(20 / 12)
+    assert ratio.high == pytest.approx(25 / 10) and not ratio.no_effect
+    assert ratio_text(ratio) == "+100.0% (+66.7% to +150.0%)"
+    close = Span.of([11.5, 12.5])
+    assert close and Ratio.of(close, base).no_effect  # type: ignore[union-attr]
+    assert span_text(Span.of([3.0])) == "3.00 (n = 1)"
+    assert Span.of([]) is None
+
+
+def test_record_rows_are_recomputed_from_results(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    decode = {"gather": [20.0, 22.0, 21.0], "fused": [30.0, 33.0, 36.0], "long": [19.0, 23.0, 21]}
+    seen: dict[str, int] = {}
+    results = {}
+    for cell in cells:
+        i = seen.setdefault(cell.arm, 0)
+        seen[cell.arm] += 1
+        results[cell.id] = result(cell, decode[cell.arm][i])
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    record = build_record("s1", sweep, cells, states, results, {}, "2026-11-30T12:00:00+00:00")
+    [group] = record.groups
+    rows = {r.arm: r for r in group.rows}
+    assert rows["gather"].baseline and rows["gather"].decode_vs_baseline is None
+    assert rows["fused"].decode_tps == Span(n=3, mean=33.0, min=30.0, max=36.0)
+    assert rows["fused"].decode_vs_baseline.mean == pytest.approx(33 / 21)  # type: ignore[union-attr]
+    assert rows["long"].decode_vs_baseline.no_effect  # type: ignore[union-attr]
+    assert rows["fused"].load1 == Span(n=6, mean=0.25, min=0.2, max=0.30000000000000004)
+    assert record.commits == {"main": [SHA]} and record.cells_measured == 9
+    assert len(group.measurements) == 9 and not record.missing
+
+
+def test_failed_running_and_unreadable_cells_are_listed(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    failed, running, corrupt, *rest = cells
+    results = {c.id: result(c, 20.0 + i) for i, c in enumerate(rest)}
+    results[failed.id] = result(failed, None, failure=Failure(kind="oom", reason="killed (137)"))
+    states = {c.id: CellState(status="done", attempt=1) for c in rest}
+    states[failed.id] = CellState(status="failed", reason="killed (137)")
+    states[running.id] = CellState(status="running", worker="gb10-a")
+    states[corrupt.id] = CellState(status="done")
+    record = build_record("s1", sweep, cells, states, results,
+                          {corrupt.id: "manifest unreadable"}, "now")
+    reasons = {m.cell_id: (m.status, m.reason) for m in record.missing}
+    assert reasons == {failed.id: ("failed", "killed (137)"),
+                       running.id: ("running", "still running when the record was made"),
+                       corrupt.id: ("done", "artifacts unreadable: manifest unreadable")}
+    row = next(r for r in record.groups[0].rows if r.arm == failed.arm)
+    assert (row.n, row.expected) == (2, 3)
+
+
+def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    results = {c.id: result(c, 20.0 + c.repeat) for c in cells}
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    record = build_record("s1", sweep, cells, states, results, {}, "now")
+    text = render(record, {"decode": "plot.png"})
+    assert "| gather (baseline) | 3 | 512 | 22.00 (21.00 to 23.00) | – |" in text
+    assert "+0.0% (-8.7% to +9.5%), **no effect**" in text
+    assert "None: every cell was measured." in text and "NVIDIA GB10 sm_121" in text
+    assert Record.model_validate(json.loads(record.model_dump_json())) == record
+    assert decode_png(record).startswith(b"\x89PNG")
+
+
+def adaptive_record(decode: dict[str, list[float]], extra: str = "adaptive: {max_n: 6}\n",
+                    run_all: bool = False) -> Record:
+    """A record of one group whose worker skipped what the rule did not need (or ran all)."""
+    from jobs.statistics.adaptive import cell_needed
+
+    sweep = load(Sweep, ONE_GROUP_SWEEP.replace("n: 3", "n: 3\n" + extra.rstrip()), "s.yaml")[0]
+    cells = expand(sweep)
+    results: dict[str, AttemptResult] = {}
+    states = {}
+    for cell in cells:
+        readings = {k: r.reading for k, r in results.items() if r.reading}
+        if run_all or cell_needed(cell, cells, readings):
+            results[cell.id] = result(cell, decode[cell.arm][cell.repeat - 1])
+            states[cell.id] = CellState(status="done", attempt=1)
+        else:
+            states[cell.id] = CellState(status="done", reason="skipped: not needed")
+    return with_evidence(build_record("s1", sweep, cells, states, results, {}, "now"), results)
+
+
+FASTER = {"gather": [20.0, 21.0, 22.0, 21.5, 20.5, 21.2],
+          "fused": [30.0, 33.0, 36.0, 31.0, 32.0, 34.0],
+          "long": [19.0, 23.0, 21.0, 20.0, 22.0, 21.0]}
+
+
+def test_adaptive_repeats_settle_what_three_could_not(small: tuple[Sweep, list[Cell]]) -> None:
+    from jobs.record.check import check_record
+
+    record = adaptive_record(FASTER)
+    [group] = record.groups
+    rows = {r.arm: r for r in group.rows}
+    fused = rows["fused"].decode_comparison
+    assert fused and fused.answer == "differs" and (fused.n, fused.n_baseline) == (4, 4)
+    assert rows["long"].decode_comparison.answer == "no effect"  # type: ignore[union-attr]
+    assert group.repeats and group.repeats.needed == [4] and group.repeats.stopped == "decided"
+    assert len(record.skipped) == 6 and {s.repeat for s in record.skipped} == {5, 6}
+    assert record.cells_measured == 12 and not record.missing
+    assert check_record(record) == []
+    text = render(record)
+    assert "Adaptive repeats: 4 of up to 6 per arm (decided)" in text
+    assert "## Adaptive repeats not needed" in text
+    # Without adaptive repeats the same first three repeats stay "not yet known".
+    plain = build_record("s1", *small, {c.id: CellState(status="done") for c in small[1]},
+                         {c.id: result(c, FASTER[c.arm][c.repeat - 1]) for c in small[1]},
+                         {}, "now")
+    c = plain.groups[0].rows[1].decode_comparison
+    assert c and c.answer == "not yet known" and "no adaptive repeats" in c.reason
+
+
+def test_the_cap_is_said_when_it_stopped_the_repeats() -> None:
+    slow_to_tell = {"gather": [20.0, 20.5, 21.0, 20.2, 20.7, 20.9],
+                    "gather-aa": [19.0, 21.5, 20.0, 22.0, 19.5, 20.4],
+                    "fused": [21.6, 21.8, 22.0, 21.7, 21.9, 21.65],
+                    "long": [20.1, 20.6, 20.9, 20.3, 20.8, 20.4]}
+    record = adaptive_record(slow_to_tell, "adaptive: {max_n: 6}\naa: true\n")
+    rows = {r.arm: r for r in record.groups[0].rows}
+    c = rows["fused"].decode_comparison
+    assert c and c.capped and c.answer == "not yet known" and c.noise_floor
+    assert "within the A/A noise floor" in c.reason
+    assert "the cap (max_n = 6) stopped the repeats" in c.reason
+    assert rows["gather-aa"].aa and rows["gather-aa"].decode_comparison.noise_floor is None  # type: ignore[union-attr]
+    assert not record.skipped
+
+
+def test_raw_data_beside_the_record(small: tuple[Sweep, list[Cell]]) -> None:
+    import csv
+    import io
+
+    from jobs.record.rawdata import files
+
+    sweep, cells = small
+    results = {c.id: result(c, 20.0 + c.repeat) for c in cells}
+    record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},
+                          results, {}, "now")
+    data = files(record)
+    assert sorted(data) == ["comparisons.csv", "measurements.csv", "measurements.json"]
+    rows = list(csv.DictReader(io.StringIO(data["measurements.csv"])))
+    assert len(rows) == 9 and float(rows[0]["decode_tok_s"]) == 21.0
+    assert rows[0]["prefill_ms"] == str(51200 / 21.0) and rows[0]["host_idle"] == "True"
+    assert len(json.loads(data["measurements.json"])) == 9
+    assert len(list(csv.DictReader(io.StringIO(data["comparisons.csv"])))) == 4
+
+
+def test_nothing_measured_makes_no_plot(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    record = build_record("s1", sweep, cells, {}, {}, {}, "now")
+    assert decode_png(record) is None and prefill_png(record) is None
+    assert phases_png(record) is None
+    assert "No plot: nothing was measured." in render(record, {})
+
+
+def test_opening_paragraph_names_what_a_reader_needs(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    sweep = sweep.model_copy(update={"issue": 1859})
+    results = {}
+    for c in cells:
+        r = result(c, 20.0 + c.repeat)
+        results[c.id] = r.model_copy(update={"target": {
+            "mlx_pin": "81ba1c6a" * 5, "toolchain": "rustc 1.83.0; cargo 1.83.0; nvcc release "
+            "12.6; Python 3.12.3", "jit_cache": "present (~/.cache/mlxcel/cuda-ptx/81ba1c6a)"}})
+    record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},
+                          results, {}, "now")
+    opening = render(record, {}, "data/s1").split("\n\n")[1]
+    assert opening.startswith("Issue #1859. Sweep `s1`")
+    for fact in ("gb10-a (NVIDIA GB10 sm_121, Ubuntu 24.04)", "MLX pin `81ba1c6a`",
+                 "Toolchain: gb10-a: rustc 1.83.0; cargo 1.83.0; nvcc release 12.6",
+                 "Cache state:", "JIT cache before the runs: present", "`gather`: "
+                 "`MLXCEL_FUSED_MOE=0`", "Raw data: [`data/s1/`](data/s1/)"):
+        assert fact in opening
+    assert "| prefill ms mean (min to max) |" in render(record)

@@ -1,0 +1,225 @@
+"""Sweeps and cell states in Redis, and the events `status --watch` listens to.
+
+Every change of a cell's state is one Redis script, so a check and its write are atomic: a
+worker takes a cell only if it is queued (or its worker is dead) at the envelope's generation,
+and its result is accepted only while it still holds that attempt. One (cell, attempt) yields
+at most one accepted measurement, whatever Redis redelivers.
+"""
+
+import json
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from jobs.errors import UserError
+from jobs.record.attempts import FINAL, CellState, CellStatus
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Sweep
+from workers.shared.messages import Signed
+
+PREFIX = "benchfleet"
+SWEEPS = f"{PREFIX}:sweeps"
+WORKERS = f"{PREFIX}:workers"
+REFUSED = f"{PREFIX}:refused"
+REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
+
+_LUA = Path(__file__).parent / "lua"
+_FINAL_LUA = "local final = {" + ", ".join(f"{s}=1" for s in sorted(FINAL)) + "}\n"
+
+
+def lua(name: str, head: bool = True) -> str:
+    """A Redis script from workers/shared/lua/, with the shared head for cell scripts."""
+    body = (_LUA / f"{name}.lua").read_text()
+    return _FINAL_LUA + (_LUA / "head.lua").read_text() + body if head else body
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def epoch() -> float:
+    return datetime.now(UTC).timestamp()
+
+
+@dataclass(frozen=True)
+class Queued:
+    """Work that travels in another call's round trip, and what to do with its answer."""
+
+    queue: Callable[[redis.client.Pipeline], None]
+    hear: Callable[[object], None]
+
+
+@dataclass(frozen=True)
+class Taken:
+    attempt: int | None
+    why_not: str | None
+
+
+class Store:
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._take = client.register_script(lua("take"))
+        self._finish = client.register_script(lua("finish"))
+        self._requeue = client.register_script(lua("requeue"))
+        self._cancel = client.register_script(lua("cancel"))
+        self._rerun = client.register_script(lua("rerun"))
+        self._skip = client.register_script(lua("skip"))
+
+    @classmethod
+    def connect(cls, url: str) -> "Store":
+        return cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+
+    # ---- sweeps -------------------------------------------------------------------------
+    def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
+                   spec: str, signed: dict[str, Signed], resolved: dict[str, str],
+                   states: dict[str, CellState] | None = None,
+                   attempts: dict[str, int] | None = None) -> None:
+        """Store a new sweep (every cell queued), or put back one Redis lost (`states` and
+        the `attempts` already used, from the artifact store)."""
+        queued = _dump(CellState(status="queued", updated=now()))
+        pipe = self.r.pipeline()
+        pipe.hset(key(sweep_id), mapping={
+            "sweep": sweep.model_dump_json(), "source": source, "created": now(),
+            "spec_hash": spec, "resolved": json.dumps(resolved),
+            "cells": json.dumps([c.model_dump(mode="json") for c in cells])})
+        pipe.hset(key(sweep_id, "states"), mapping={
+            c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
+        if attempts:
+            pipe.hset(key(sweep_id, "attempts"), mapping=attempts)
+        pipe.hset(key(sweep_id, "envelopes"), mapping={
+            cell: json.dumps([s.envelope, s.signature]) for cell, s in signed.items()})
+        pipe.zadd(SWEEPS, {sweep_id: epoch()})
+        pipe.execute()
+
+    def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
+        data = self.r.hgetall(key(sweep_id))
+        if not data:
+            raise UserError(f"no sweep {sweep_id!r} in Redis; `benchfleet sweeps` lists them")
+        cells = [Cell.model_validate(c) for c in json.loads(data["cells"])]
+        return Sweep.model_validate_json(data["sweep"]), cells, data
+
+    def sweep_ids(self) -> list[str]:
+        return list(self.r.zrevrange(SWEEPS, 0, -1))
+
+    def resolve(self, name: str | None) -> str:
+        """A sweep id from an id, a unique prefix, or None for the newest sweep."""
+        ids = self.sweep_ids()
+        if not ids:
+            raise UserError("no sweeps in Redis yet; submit one with `benchfleet submit`")
+        if name is None:
+            return ids[0]
+        matches = [i for i in ids if i == name] or [i for i in ids if i.startswith(name)]
+        if len(matches) != 1:
+            raise UserError(f"{name!r} matches {len(matches)} sweeps; give more of its id "
+                            "(`benchfleet sweeps` lists them)")
+        return matches[0]
+
+    # ---- cell states --------------------------------------------------------------------
+    def states(self, sweep_id: str) -> dict[str, CellState]:
+        raw = self.r.hgetall(key(sweep_id, "states"))
+        return {k: CellState.model_validate_json(v) for k, v in raw.items()}
+
+    def states_of(self, sweep_id: str, cell_ids: list[str]) -> dict[str, CellState]:
+        raw = self.r.hmget(key(sweep_id, "states"), cell_ids) if cell_ids else []
+        return {c: CellState.model_validate_json(r) for c, r in zip(cell_ids, raw, strict=True)
+                if r}
+
+    def state(self, sweep_id: str, cell_id: str) -> CellState | None:
+        raw = self.r.hget(key(sweep_id, "states"), cell_id)
+        return CellState.model_validate_json(raw) if raw else None
+
+    def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
+             instance: str, before: Queued | None = None) -> Taken:
+        """Take a cell for this attempt; `before` queues work for the same round trip (the
+        worker's lease renewal) and hears its answer."""
+        ok, detail = self._with(before, lambda pipe: self._take(
+            keys=_keys(sweep_id, "attempts"),
+            args=[cell_id, generation, worker, instance, epoch(), now()], client=pipe))
+        return Taken(int(detail), None) if ok else Taken(None, str(detail))
+
+    def finish(self, sweep_id: str, cell_id: str, worker: str, instance: str, attempt: int,
+               status: CellStatus, reason: str | None, after: Queued | None = None) -> bool:
+        """Accept the attempt's outcome; False when the cell is no longer this attempt's."""
+        done = self._with(after, lambda pipe: self._finish(
+            keys=_keys(sweep_id),
+            args=[cell_id, worker, instance, attempt, status, reason or "", now()], client=pipe))
+        return bool(done[0])
+
+    def _with(self, other: "Queued | None", mine: Callable[[redis.client.Pipeline], object]
+              ) -> Any:
+        pipe = self.r.pipeline(transaction=False)
+        if other:
+            other.queue(pipe)
+        mine(pipe)
+        results = pipe.execute()
+        if other:
+            other.hear(results[0])
+        return results[-1]
+
+    def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
+                max_attempts: int, reason: str) -> int:
+        return int(self._requeue(keys=_keys(sweep_id),
+                                 args=[cell_id, worker, instance, max_attempts, reason, now()]))
+
+    def skip(self, sweep_id: str, cell_id: str, reason: str) -> bool:
+        """A queued adaptive repeat that is no longer needed ends `skipped`."""
+        return bool(self._skip(keys=_keys(sweep_id), args=[cell_id, reason, now()]))
+
+    def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str]:
+        code, detail = (self._cancel(keys=_keys(sweep_id), args=[cell_id, now()]) + [""])[:2]
+        return int(code), str(detail)
+
+    def rerun(self, sweep_id: str, cell_id: str, generation: int, signed: Signed) -> str | None:
+        """Start a new generation of a final cell; None when done, else why not."""
+        self.r.hset(key(sweep_id, "envelopes"), cell_id,
+                    json.dumps([signed.envelope, signed.signature]))
+        code, *detail = self._rerun(keys=_keys(sweep_id), args=[cell_id, generation, now()])
+        return None if code else f"it is {detail[0]}, not final"
+
+    def envelopes(self, sweep_id: str, cell_ids: Iterable[str]) -> list[Signed]:
+        ids = list(cell_ids)
+        raw = self.r.hmget(key(sweep_id, "envelopes"), ids) if ids else []
+        return [Signed(*json.loads(r)) for r in raw if r]
+
+    def log(self, sweep_id: str) -> list[dict[str, object]]:
+        """Every state change of the sweep's cells, oldest first (the attempt history)."""
+        return [json.loads(e) for e in self.r.lrange(key(sweep_id, "log"), 0, -1)]
+
+    def refuse(self, entry: dict[str, str]) -> None:
+        pipe = self.r.pipeline(transaction=False)
+        pipe.lpush(REFUSED, json.dumps(entry))
+        pipe.ltrim(REFUSED, 0, REFUSED_KEEP - 1)
+        pipe.execute()
+
+    def refused(self) -> list[dict[str, str]]:
+        return [json.loads(e) for e in self.r.lrange(REFUSED, 0, -1)]
+
+    def events(self, sweep_id: str, timeout_s: float
+               ) -> Generator[dict[str, str] | None, None, None]:
+        """State changes as they happen; None after `timeout_s` without one."""
+        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(key(sweep_id, "events"))
+        try:
+            while True:
+                message = pubsub.get_message(timeout=timeout_s)
+                yield json.loads(message["data"]) if message else None
+        finally:
+            pubsub.close()
+
+
+def key(sweep_id: str, *parts: str) -> str:
+    return ":".join((PREFIX, "sweep", sweep_id) + parts)
+
+
+def _keys(sweep_id: str, *extra: str) -> list[str]:
+    return [key(sweep_id, "states"), key(sweep_id, "log"), key(sweep_id, "events"),
+            *(key(sweep_id, e) for e in extra)]
+
+
+def _dump(state: CellState) -> str:
+    # No nulls: the Redis scripts treat a missing field as absent, and cjson's null is truthy.
+    return state.model_dump_json(exclude_none=True)

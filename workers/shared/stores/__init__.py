@@ -1,0 +1,1 @@
+"""The artifact stores (local directory, SFTP storage host) behind one protocol."""
