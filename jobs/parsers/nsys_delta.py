@@ -12,7 +12,7 @@ import csv
 import io
 import re
 
-from jobs.parsers import mlxcel_lines
+from jobs.parsers import mlxcel_lines, profile_timeline
 from jobs.parsers.exits import failed_exit, plain
 from jobs.parsers.readings import (
     Failure,
@@ -84,11 +84,13 @@ def _reading(run: ProfileInput, long_table: dict[str, tuple[int, int]],
                        f"the short one {short_tokens}: nothing to subtract")
     kernels, notes = delta(long_table, short_table, long_tokens - short_tokens)
     long, short = (_text(run.steps[s]) for s in ("long", "short"))
+    timeline, timeline_notes = profile_timeline.read(run, long_tokens, short_tokens,
+                                                     {k.name for k in kernels})
     return ProfileReading(tool=tool, tokens=[long_tokens, short_tokens],  # type: ignore[arg-type]
-                          kernels=kernels,
+                          kernels=kernels, timeline=timeline,
                           paths=mlxcel_lines.path_delta(long, short, long_tokens - short_tokens),
                           first_call_path=mlxcel_lines.first_call_path(long),
-                          arch=mlxcel_lines.arch(long), notes=notes)
+                          arch=mlxcel_lines.arch(long), notes=notes + timeline_notes)
 
 
 def _no_file(name: str, step: str) -> dict[str, tuple[int, int]]:

@@ -2,6 +2,7 @@
 
 from typing import Literal
 
+from jobs.parsers.timeline import DecodeTimeline
 from jobs.strict import Strict
 
 FailureKind = Literal["error", "oom", "timeout", "unparseable", "build", "setup", "cancelled",
@@ -74,6 +75,7 @@ class ProfileReading(Strict):
     first_call_path: str | None = None
     arch: str | None = None
     notes: list[str] = []
+    timeline: DecodeTimeline | None = None  # busy and idle per token, where a trace was kept
 
 
 class ProfileInput(Strict):

@@ -10,6 +10,8 @@ token minus the profiled kernel time of one; a negative difference is shown as i
 import re
 
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
+from jobs.parsers.timeline import DecodeTimeline
+from jobs.profiles.kernel_shape import DECODE_TILE_M, tile_m
 from jobs.profiles.phases import EvidenceRule, PhaseRules
 from jobs.strict import Strict
 
@@ -33,7 +35,11 @@ class PhaseRow(Strict):
     launches_per_token: float
     us_per_token: float | None
     share: float | None  # of the kernel time per token
-    wall_share: float | None = None  # of the unprofiled wall time per token
+    # Of the profiled wall of the decode window: busy time over that wall, the share a
+    # timeline can state; a kernel sum over an unprofiled wall is never shown (it tops 100 %).
+    wall_share: float | None = None
+    busy_us_per_token: float | None = None  # its kernels' share of the busy time (timeline)
+    busy_share: float | None = None  # of the busy time per token
 
 
 class Idle(Strict):
@@ -53,6 +59,7 @@ class Attribution(Strict):
     phases: list[PhaseRow]
     idle: Idle | None = None
     notes: list[str] = []
+    timeline: DecodeTimeline | None = None  # busy and idle from the kernel trace
 
     def phase(self, name: str) -> PhaseRow | None:
         return next((p for p in self.phases if p.phase == name), None)
@@ -74,9 +81,25 @@ def attribute(reading: ProfileReading, rules: PhaseRules,
     rows.sort(key=lambda r: (-(r.us_per_token or 0.0), -r.launches_per_token, r.name))
     phases = [_phase(p, [r for r in rows if r.phase == p], total)
               for p in [*rules.names(family), UNCLASSIFIED]]
-    return Attribution(family=family, timed=timed, total_us_per_token=total, kernels=rows,
-                       phases=phases, notes=[f"{r.name}: {r.evidence}" for r in rows
-                                             if r.evidence])
+    a = Attribution(family=family, timed=timed, total_us_per_token=total, kernels=rows,
+                    phases=phases, notes=[f"{r.name}: {r.evidence}" for r in rows
+                                          if r.evidence])
+    return with_timeline(a, reading.timeline) if reading.timeline else a
+
+
+def with_timeline(a: Attribution, timeline: DecodeTimeline) -> Attribution:
+    """Each phase's share of the busy time (its kernels' even shares of every busy instant)
+    and of the profiled wall of the same window; both stay within 100 % by construction."""
+    busy = {k.name: k.busy_us for k in timeline.split.kernels}
+    wall = timeline.profiled_wall_us
+    phases = []
+    for p in a.phases:
+        us = sum(busy.get(r.name, 0.0) for r in a.kernels if r.phase == p.phase)
+        phases.append(p.model_copy(update={
+            "busy_us_per_token": us,
+            "busy_share": us / timeline.split.busy_us if timeline.split.busy_us > 0 else None,
+            "wall_share": us / wall if wall and wall > 0 else None}))
+    return a.model_copy(update={"phases": phases, "timeline": timeline})
 
 
 def with_idle(a: Attribution, wall_us_per_token: float, source: str) -> Attribution:
@@ -85,9 +108,7 @@ def with_idle(a: Attribution, wall_us_per_token: float, source: str) -> Attribut
         return a
     idle = Idle(wall_us_per_token=wall_us_per_token, kernel_us_per_token=a.total_us_per_token,
                 idle_us_per_token=wall_us_per_token - a.total_us_per_token, source=source)
-    phases = [p.model_copy(update={"wall_share": (p.us_per_token or 0.0) / wall_us_per_token})
-              for p in a.phases]
-    return a.model_copy(update={"idle": idle, "phases": phases})
+    return a.model_copy(update={"idle": idle})
 
 
 def _row(k: KernelStat, rules: PhaseRules, family: str | None, paths: PathCounts | None,
@@ -107,9 +128,7 @@ def _by_evidence(k: KernelStat, rule: EvidenceRule, paths: PathCounts | None
     the [QWEN3_MOE_SPARSE] lines say decode took gather_qmm and its launches per token are a
     whole multiple (1 to max) of the decode MoE calls per token."""
     if paths is None or paths.decode_calls_per_token is None:
-        return UNCLASSIFIED, (f"role depends on the shape and the run has no MoE call count to "
-                              f"tie its {k.launches_per_token:g} decode launches/token to "
-                              f"({rule.phase} needs [QWEN3_MOE_SPARSE] lines)")
+        return _by_shape(k, rule)
     calls = paths.decode_calls_per_token
     if paths.decode_fused or not paths.decode_gather or calls <= 0:
         return UNCLASSIFIED, (f"role depends on the shape; decode MoE calls took "
@@ -123,6 +142,24 @@ def _by_evidence(k: KernelStat, rule: EvidenceRule, paths: PathCounts | None
     return UNCLASSIFIED, (f"role depends on the shape; its {k.launches_per_token:g} decode "
                           f"launches/token are not a whole multiple (1 to "
                           f"{rule.max_calls_per_moe_call}) of the {calls:g} MoE calls/token")
+
+
+def _by_shape(k: KernelStat, rule: EvidenceRule) -> tuple[str, str]:
+    """Without MoE lines: a decode-table kernel whose tile says one token's rows (M <= 16) is
+    a one-token product that MLX sent to qmm_sm80 rather than qmv, i.e. with M x B >= 8
+    products (QuantizedMatmul / GatherQMM::eval_gpu): at one token per step, the routed experts
+    (B = top_k). It is placed there; it is never path evidence
+    (jobs/studies/moe_decode_gap/path_evidence.py)."""
+    tile = tile_m(k.name)
+    if tile is not None and tile <= DECODE_TILE_M:
+        return rule.phase, (f"{rule.phase} by shape: {k.launches_per_token:g} decode "
+                            f"launches/token with tile M = {tile} (one token's rows); the "
+                            "shape places it, it proves no decode path")
+    seen = ("does not carry its tile" if tile is None
+            else f"has tile M = {tile}, more than one token's rows")
+    return UNCLASSIFIED, (f"role depends on the shape; no [QWEN3_MOE_SPARSE] lines to tie its "
+                          f"{k.launches_per_token:g} decode launches/token to, and its name "
+                          f"{seen}")
 
 
 def _phase(phase: str, rows: list[KernelRow], total: float | None) -> PhaseRow:

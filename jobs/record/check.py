@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from jobs.profiles.attribution import UNCLASSIFIED
+from jobs.record.check_split import split_problems
 from jobs.record.fidelity import HostRun, RunIndex, flags
 from jobs.record.model import SCHEMA, Record, compared_rows, conditions, record_host_sentence
 from jobs.record.parts import ArmRow, Group, Measurement
@@ -187,6 +188,8 @@ def _group(g: Group) -> list[str]:
             problems.append(f"{where}: phase shares add up to {shares:.4f}, not 1")
         if g.profile.attribution.phase(UNCLASSIFIED) is None:
             problems.append(f"{where}: the unclassified phase is not shown")
+    if g.profile:
+        problems += split_problems(where, g.profile.attribution)
     return problems
 
 

@@ -1,12 +1,12 @@
 """The record as Markdown, laid out like mlxcel's docs/benchmark_results pages."""
 
 from jobs.parsers.readings import PathCounts
-from jobs.profiles.attribution import Attribution
 from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
 from jobs.statistics.headline import ALPHA, Comparison
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
 from jobs.studies.moe_decode_gap.answer import Answer
+from jobs.views.timeline import timeline_rows
 
 
 def render(record: Record, plots: dict[str, str] | None = None, data: str | None = None) -> str:
@@ -99,21 +99,22 @@ def _profile(g: Group) -> str:
             f"Profile cell `{p.cell_id}` (attempt {p.attempt}, {p.worker} on {p.hostname}), "
             f"{how}, {rules}. Profiled runs are never used for throughput.\n",
             "| phase | kernels | launches/token | µs/token | % of kernel time "
-            "| % of token wall |", "|---|---|---|---|---|---|"]
+            "| busy µs/token | % of busy time | % of profiled wall |",
+            "|---|---|---|---|---|---|---|---|"]
     rows += [f"| {ph.phase} | {ph.kernels} | {ph.launches_per_token:.1f} | {_num(ph.us_per_token)} "
-             f"| {_pct(ph.share)} | {_pct(ph.wall_share)} |" for ph in a.phases]
+             f"| {_pct(ph.share)} | {_num(ph.busy_us_per_token)} | {_pct(ph.busy_share)} "
+             f"| {_pct(ph.wall_share)} |" for ph in a.phases]
     if a.total_us_per_token is not None:
         rows.append(f"| **kernels** | {len(a.kernels)} | "
                     f"{sum(k.launches_per_token for k in a.kernels):.1f} "
-                    f"| {a.total_us_per_token:.1f} | 100% | {_pct(_ratio(a))} |")
+                    f"| {a.total_us_per_token:.1f} | 100% | – | – | – |")
+    rows += timeline_rows(a)
     if a.idle:
         i = a.idle
-        rows += [f"| **GPU idle** (wall − kernels) | – | – | {i.idle_us_per_token:.1f} | – "
-                 f"| {i.idle_us_per_token / i.wall_us_per_token:.1%} |",
-                 f"| **token wall** (unprofiled) | – | – | {i.wall_us_per_token:.1f} | – | 100% |",
-                 f"\nToken wall time: {i.source}. GPU idle is that minus the profiled kernel "
-                 "time: launch, host and synchronisation time, never kernel time; a negative "
-                 "value is shown as it is."]
+        rows += [f"\nUnprofiled token wall: {i.wall_us_per_token:.1f} µs ({i.source}); minus "
+                 f"the profiled kernel sum: {i.idle_us_per_token:.1f} µs, shown as it is (a "
+                 "kernel sum is not busy time and the wall is of other token positions, so "
+                 "this difference is not idle time; the timeline above is)."]
     rows += ["", "| kernel | phase | launches/token | µs/token | share |", "|---|---|---|---|---|"]
     rows += [f"| `{_cell(k.name)}` | {k.phase} | {k.launches_per_token:.2f} "
              f"| {_num(k.us_per_token)} | {_pct(k.share)} |" for k in a.kernels]
@@ -138,12 +139,6 @@ def _moe_calls(c: PathCounts) -> str:
     return (f"\nMoE calls by path (`[QWEN3_MOE_SPARSE]` lines): decode {c.decode_gather} "
             f"gather_qmm, {c.decode_fused} fused{per}; prefill {c.prefill_gather} gather_qmm, "
             f"{c.prefill_fused} fused.{split}")
-
-
-def _ratio(a: Attribution) -> float | None:
-    if a.idle is None or a.total_us_per_token is None:
-        return None
-    return a.total_us_per_token / a.idle.wall_us_per_token
 
 
 def _num(value: float | None) -> str:

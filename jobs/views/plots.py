@@ -135,10 +135,17 @@ def phases_png(record: Record) -> bytes | None:
 
 
 def _us(a: Attribution, phase: str) -> float:
+    """With a kernel trace, busy time by phase and the window's idle time, which stack up to
+    the profiled wall; without one, kernel sums and the older unprofiled-wall difference."""
+    t = a.timeline
     if phase == IDLE:
+        if t is not None:
+            return t.idle_us or 0.0
         return a.idle.idle_us_per_token if a.idle else 0.0
     row = a.phase(phase)
-    return (row.us_per_token or 0.0) if row else 0.0
+    if row is None:
+        return 0.0
+    return (row.busy_us_per_token or 0.0) if t is not None else (row.us_per_token or 0.0)
 
 
 def _wrap(text: str, width: int) -> str:

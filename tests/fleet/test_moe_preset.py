@@ -120,7 +120,11 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
         assert a.idle.idle_us_per_token == pytest.approx(a.idle.wall_us_per_token
                                                          - (a.total_us_per_token or 0))
         assert a.phase("unclassified").kernels == 0  # type: ignore[union-attr]
-    assert "**GPU idle** (wall − kernels)" in markdown
+    # A kernel sum over an unprofiled wall is labelled for what it is, never a share of it.
+    assert "minus the profiled kernel sum" in markdown and "| **GPU idle**" not in markdown
+    # The demo target logs no start times: no timeline, and the record says so.
+    assert all(g.profile.attribution.timeline is None for g in cuda.values())  # type: ignore[union-attr]
+    assert "busy and idle time per token are not known" in markdown
 
     # The CUDA kernel table is the two nsys runs subtracted: recompute one from the artifacts.
     ds = cuda["deepseek-v4-flash-4bit"].profile

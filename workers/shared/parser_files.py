@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 SUFFIXES = (".dot", ".csv", ".txt", ".json")
-LIMIT_BYTES = 4 << 20  # a parser reads tables and exports, never a trace file
+# A kernel trace (cuda_gpu_trace) lists every launch: about 6 MB for 96 tokens on the H200.
+LIMIT_BYTES = 64 << 20
 
 
 def text_files(out: Path) -> dict[str, str]:

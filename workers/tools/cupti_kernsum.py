@@ -1,7 +1,12 @@
 """cupti-kernsum: run a Python CUDA program inside this process under CUPTI (PyTorch's profiler)
 and write its kernel sums in the layout of `nsys stats --report cuda_gpu_kern_sum --format csv`.
 
-    python -m workers.tools.cupti_kernsum --csv OUT.csv [--activity cuda|cpu] -- CMD ARGS...
+    python -m workers.tools.cupti_kernsum --csv OUT.csv [--trace TRACE.csv]
+        [--activity cuda|cpu] -- CMD ARGS...
+
+`--trace` also writes every launch in the layout of `nsys stats --report cuda_gpu_trace
+--format csv` (start, duration, stream and name filled in; the columns CUPTI's kineto view
+does not give are left empty), so busy time can be read from the timeline.
 
 It is for machines without Nsight Systems. torch.profiler sees only its own process, so CMD must
 be a Python program this interpreter can run: `python script.py`, `python -m module`,
@@ -29,6 +34,11 @@ from typing import Any
 # nsys's cuda_gpu_kern_sum columns, in its order.
 COLUMNS = ["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)",
            "Max (ns)", "StdDev (ns)", "Name"]
+# nsys's cuda_gpu_trace columns (Nsight Systems 2024+), in its order.
+TRACE_COLUMNS = ["Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ", "BlkX", "BlkY",
+                 "BlkZ", "Reg/Trd", "StcSMem (MB)", "DymSMem (MB)", "Bytes (MB)",
+                 "Throughput (MB/s)", "SrcMemKd", "DstMemKd", "Device", "Ctx", "GreenCtx",
+                 "Strm", "Name"]
 # Which profiler events each activity summarises (kineto's activity types).
 EVENT_KINDS = {"cuda": "kernel", "cpu": "cpu_op"}
 USAGE_EXIT = 2
@@ -66,8 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         code = run_program(program)
     finally:
         profiler.stop()
-        durations = kernel_durations(profiler, EVENT_KINDS[args.activity])
+        launches = kernel_launches(profiler, EVENT_KINDS[args.activity])
+        durations = by_name(launches)
         write_csv(args.csv, summarise(durations))
+        if args.trace is not None:
+            write_csv(args.trace, trace_rows(launches), TRACE_COLUMNS)
         if not durations:
             print(f"cupti-kernsum: no {EVENT_KINDS[args.activity]} events were recorded; "
                   f"{args.csv} has the header only", file=sys.stderr)
@@ -77,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
 def options() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cupti-kernsum", description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", type=Path, required=True, help="where to write the kernel sums")
+    p.add_argument("--trace", type=Path, help="where to write every launch (cuda_gpu_trace)")
     p.add_argument("--activity", choices=sorted(EVENT_KINDS), default="cuda",
                    help="cuda: GPU kernels (default); cpu: PyTorch CPU operators, for tests")
-    p.usage = "cupti-kernsum --csv OUT.csv [--activity cuda|cpu] -- CMD ARGS..."
+    p.usage = ("cupti-kernsum --csv OUT.csv [--trace TRACE.csv] [--activity cuda|cpu] -- "
+               "CMD ARGS...")
     return p
 
 
@@ -176,15 +191,50 @@ def _exit_status(code: object) -> int:
     return 1
 
 
-def kernel_durations(profiler: Any, kind: str) -> dict[str, list[int]]:
-    """Nanoseconds per event name, for the profiler events of `kind` (kineto's own records,
-    which keep CUPTI's nanoseconds; the FunctionEvent view rounds to microseconds)."""
+@dataclass(frozen=True)
+class Launch:
+    name: str
+    start_ns: int
+    duration_ns: int
+    stream: str
+    device: str
+    correlation: str
+
+
+def kernel_launches(profiler: Any, kind: str) -> list[Launch]:
+    """Every profiler event of `kind`, from kineto's own records, which keep CUPTI's
+    nanoseconds (the FunctionEvent view rounds to microseconds); for a kernel, kineto's
+    resource id is its stream."""
     events = profiler.profiler.kineto_results.events()
+    return [Launch(name=e.name(), start_ns=_start_ns(e), duration_ns=int(e.duration_ns()),
+                   stream=str(_call(e, "device_resource_id", "")),
+                   device=str(_call(e, "device_index", "")),
+                   correlation=str(_call(e, "correlation_id", "")))
+            for e in events if _kind(e) == kind]
+
+
+def _start_ns(event: Any) -> int:
+    if hasattr(event, "start_ns"):
+        return int(event.start_ns())
+    return int(event.start_us() * 1000)
+
+
+def _call(event: Any, method: str, default: object) -> object:
+    return getattr(event, method)() if hasattr(event, method) else default
+
+
+def by_name(launches: Iterable[Launch]) -> dict[str, list[int]]:
     durations: dict[str, list[int]] = {}
-    for event in events:
-        if _kind(event) == kind:
-            durations.setdefault(event.name(), []).append(int(event.duration_ns()))
+    for launch in launches:
+        durations.setdefault(launch.name, []).append(launch.duration_ns)
     return durations
+
+
+def trace_rows(launches: Iterable[Launch]) -> list[list[str]]:
+    """Rows in cuda_gpu_trace's layout, in start order."""
+    unknown = [""] * 13  # grid, block, registers, shared memory, bytes, throughput, copy kinds
+    return [[str(x.start_ns), str(x.duration_ns), x.correlation, *unknown, x.device, "", "",
+             x.stream, x.name] for x in sorted(launches, key=lambda x: (x.start_ns, x.name))]
 
 
 def _kind(event: Any) -> Any:
@@ -214,11 +264,11 @@ def summarise(durations: dict[str, list[int]]) -> list[list[str]]:
     return rows
 
 
-def write_csv(path: Path, rows: Iterable[list[str]]) -> None:
+def write_csv(path: Path, rows: Iterable[list[str]], columns: list[str] = COLUMNS) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
         writer.writerows(rows)
 
 

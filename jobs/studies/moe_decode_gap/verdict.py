@@ -7,8 +7,8 @@ For one backend and one model of a family asked about, the M = 1 expert gather i
      beyond the A/A floor), and it is slower; "not yet known" is "not settled: more repeats",
      and flagged runs whose absence leaves it undecided are "not settled: host";
   2. path: decode takes the gather: `[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1` lines and no
-     fused decode call where the family prints them, else the kernels (the gather phase has
-     decode launches, the fused-MoE phase none);
+     fused decode call where the family prints them, else a decode kernel only the gather
+     launches and none only the fused path launches (jobs/studies/moe_decode_gap/path_evidence.py);
   3. share: the gather phase holds at least `dominant_share` of the candidate's per-token
      kernel time, unclassified time counted in the total and never in the gather;
   4. size: the gather's per-token time is at least `gap_fraction` of the per-token gap
@@ -30,6 +30,7 @@ from jobs.spec.sweep import Question
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.gap import Gap, host_reason
+from jobs.studies.moe_decode_gap.path_evidence import decode_path
 
 Outcome = Literal["dominant", "not dominant", "no gap", "not settled"]
 
@@ -40,9 +41,11 @@ RULE = (
     "floor; \"not yet known\" is not settled: more repeats; flagged runs that leave it "
     "undecided are not settled: host); (2) decode takes the gather: "
     "[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1 lines and no fused decode call where the "
-    "family prints them, else the kernels (decode launches in the gather phase, none in the "
-    "fused-MoE phase); (3) the gather phase holds at least {share:.0%} of the candidate's "
-    "per-token kernel time, with unclassified time counted in the total and never in the "
+    "family prints them, else a decode kernel whose identity only the gather launches and none "
+    "only the fused path launches (generic copies, index kernels and qmm_sm80 prove no path: "
+    "otherwise the path is not determined and the verdict not settled); (3) the gather phase "
+    "holds at least {share:.0%} of the candidate's per-token kernel time, with unclassified "
+    "time counted in the total and never in the "
     "gather; and (4) the gather's per-token time is at least {gap:.0%} of the per-token gap "
     "(1e6/decode tok/s, candidate minus baseline, unprofiled means). It is not dominant when "
     "(1) and (2) hold and (3) or (4) fails even with all unclassified time given to the "
@@ -144,26 +147,16 @@ def _verdict(e: Evidence, outcome: Outcome, reason: str, settled_by: list[str] |
 
 
 def _path(e: Evidence, q: Question, a: Attribution) -> tuple[bool | None, str, list[str]]:
-    """Does decode take the gather? True, False, or None (unknown), why, and what is missing."""
-    p = e.paths
-    if p is not None and (p.decode_fused or p.decode_gather):
-        if p.decode_fused or not p.decode_gather:
-            return False, (f"decode does not take the M = 1 gather: {p.decode_gather} "
-                           f"gather_qmm and {p.decode_fused} fused decode calls"), []
-        return True, f"decode takes gather_qmm ({p.decode_gather} decode calls, none fused)", []
-    gather, fused = a.phase(q.gather_phase), a.phase(q.fused_phase)
-    if fused and fused.launches_per_token > 0:
-        return False, (f"decode reaches the fused kernel ({fused.launches_per_token:g} "
-                       f"{q.fused_phase} launches per token)"), []
-    no_lines = "no [QWEN3_MOE_SPARSE] decode lines (Qwen3-MoE only)"
-    if gather is None or gather.launches_per_token <= 0:
-        return None, f"{no_lines} and no {q.gather_phase} launch per decode token", [
-            f"evidence of the decode path for {e.backend} / {e.model}"]
-    if fused is None:
-        return None, f"{no_lines} and no {q.fused_phase!r} phase to rule out a fused decode", [
-            f"a {q.fused_phase!r} phase in the sweep's phases"]
-    return True, (f"decode takes the gather by its kernels ({gather.launches_per_token:g} "
-                  f"{q.gather_phase} launches per token, no {q.fused_phase}; {no_lines})"), []
+    """Does decode take the gather? True, False, or None (not determined), why, and what is
+    missing. Only lines or identity kernels say it (jobs/studies/moe_decode_gap/path_evidence.py);
+    a phase's launches never do, since generic copies and index kernels land in the gather
+    phase by name."""
+    found = decode_path(e.backend, a.kernels, e.paths)
+    if found.path == "fused":
+        return False, f"decode does not take the M = 1 gather: {found.why}", []
+    if found.path == "gather":
+        return True, f"decode takes the gather: {found.why}", []
+    return None, found.why, [f"evidence of the decode path for {e.backend} / {e.model}"]
 
 
 def _op_counts(a: Attribution, q: Question) -> str:
