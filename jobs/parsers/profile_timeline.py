@@ -9,7 +9,12 @@ unprofiled wall at the same token positions. What is missing is said in a note.
 from jobs.parsers import bench_decode
 from jobs.parsers.gpu_trace import FILES, BadTrace, intervals
 from jobs.parsers.readings import BenchReading, ProfileInput
-from jobs.parsers.timeline import DecodeTimeline, per_token_wall_us, run_timeline, token_split
+from jobs.parsers.timeline import (
+    DecodeTimeline,
+    per_token_wall_us,
+    run_timeline,
+    token_split,
+)
 
 PLAIN_STEPS = {"long": "plain-long", "short": "plain-short"}
 

@@ -141,6 +141,9 @@ class DecodeTimeline(Strict):
     split: TokenSplit
     profiled_wall_us: float | None = None
     unprofiled_wall_us: float | None = None
+    # What the window's own numbers contradict (timeline_flags): a flagged split shows its
+    # kernel and busy shares, never a share of the wall or an idle time.
+    flags: list[str] = []
 
     @property
     def idle_us(self) -> float | None:
@@ -149,8 +152,35 @@ class DecodeTimeline(Strict):
             self.split.busy_us
 
     @property
+    def wall_usable(self) -> bool:
+        return self.profiled_wall_us is not None and not self.flags
+
+    @property
     def overhead(self) -> float | None:
         """The profiler's cost: profiled wall / unprofiled wall at the same token positions."""
         if self.profiled_wall_us is None or not self.unprofiled_wall_us:
             return None
         return self.profiled_wall_us / self.unprofiled_wall_us
+
+
+def timeline_flags(split: TokenSplit, profiled_wall_us: float | None,
+                   unprofiled_wall_us: float | None) -> list[str]:
+    """Why a window's split cannot be read as shares of a token's wall, from its own numbers.
+
+    Every per-token figure is the difference of two single runs (long minus short); a run that
+    was slower or faster than its twin for reasons of its own moves them apart, and nothing here
+    averages that away. So a busy time over the wall, or profiled runs faster than unprofiled
+    ones, says the difference is noise-bound, not that the GPU worked more than it ran."""
+    flags = []
+    if profiled_wall_us is not None and split.busy_us > profiled_wall_us:
+        flags.append(f"busy {split.busy_us:.1f} µs/token exceeds the profiled wall "
+                     f"{profiled_wall_us:.1f} of the same tokens: the two runs' difference is "
+                     "within their run-to-run noise, so no idle time or share of the wall is "
+                     "given")
+    if profiled_wall_us and unprofiled_wall_us and profiled_wall_us < unprofiled_wall_us:
+        flags.append(f"the profiled runs were faster than the unprofiled ones at the same "
+                     f"token counts ({profiled_wall_us / unprofiled_wall_us:.2f}x): the runs' "
+                     "own variation exceeds the profiler's cost, so the wall is not a measure "
+                     "of these tokens")
+    return flags
+

@@ -10,7 +10,7 @@ token minus the profiled kernel time of one; a negative difference is shown as i
 import re
 
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
-from jobs.parsers.timeline import DecodeTimeline
+from jobs.parsers.timeline import DecodeTimeline, timeline_flags
 from jobs.profiles.kernel_shape import DECODE_TILE_M, tile_m
 from jobs.profiles.phases import EvidenceRule, PhaseRules
 from jobs.strict import Strict
@@ -90,8 +90,11 @@ def attribute(reading: ProfileReading, rules: PhaseRules,
 def with_timeline(a: Attribution, timeline: DecodeTimeline) -> Attribution:
     """Each phase's share of the busy time (its kernels' even shares of every busy instant)
     and of the profiled wall of the same window; both stay within 100 % by construction."""
+    # The record judges the window, not the parser: a stored reading parses the same again.
+    timeline = timeline.model_copy(update={"flags": timeline_flags(
+        timeline.split, timeline.profiled_wall_us, timeline.unprofiled_wall_us)})
     busy = {k.name: k.busy_us for k in timeline.split.kernels}
-    wall = timeline.profiled_wall_us
+    wall = timeline.profiled_wall_us if timeline.wall_usable else None
     phases = []
     for p in a.phases:
         us = sum(busy.get(r.name, 0.0) for r in a.kernels if r.phase == p.phase)

@@ -6,6 +6,7 @@ their kernels' busy shares add up to."""
 
 import math
 
+from jobs.parsers.timeline import timeline_flags
 from jobs.profiles.attribution import Attribution
 
 _TOLERANCE = 1e-6
@@ -28,9 +29,16 @@ def split_problems(where: str, a: Attribution) -> list[str]:
     if s.busy_us > s.kernel_us + _US:
         problems.append(f"{where}: busy {s.busy_us:.1f} µs/token exceeds the kernel sum "
                         f"{s.kernel_us:.1f} (a union cannot be longer than its parts)")
-    if t.profiled_wall_us is not None and s.busy_us > t.profiled_wall_us + _US:
+    flags = timeline_flags(s, t.profiled_wall_us, t.unprofiled_wall_us)
+    if t.flags != flags:
+        problems.append(f"{where}: the timeline's flags say {t.flags or 'nothing'}; its own "
+                        f"numbers give {flags or 'none'}")
+    elif (t.profiled_wall_us is not None and s.busy_us > t.profiled_wall_us + _US
+          and not t.flags):
         problems.append(f"{where}: busy {s.busy_us:.1f} µs/token exceeds the profiled wall "
                         f"{t.profiled_wall_us:.1f} of the same tokens")
+    if t.flags and any(p.wall_share is not None for p in a.phases):
+        problems.append(f"{where}: a flagged split gives phases a share of the wall")
     if not math.isclose(s.overlap_us, s.kernel_us - s.busy_us, abs_tol=_US):
         problems.append(f"{where}: overlap {s.overlap_us:.1f} is not kernel sum − busy")
     phase_busy = sum(p.busy_us_per_token or 0.0 for p in a.phases)

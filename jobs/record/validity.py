@@ -5,7 +5,6 @@ of a group ran one prompt length, and an attempt's raw output, parsed again, giv
 `check --artifacts` the third to its store.
 """
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 
@@ -75,7 +74,10 @@ def reparsed_problems(where: str, parser: str, again: Reading, parsed_json: str 
         return [f"{said} gives no reading ({again.reason}), though the attempt has one"]
     problems = []
     try:
-        saved = json.loads(parsed_json) if parsed_json is not None else None
+        # Read through the reading's own model, as result.json is: a field added since the
+        # attempt was stored takes its default on both sides instead of reading as a change.
+        saved = (type(again).model_validate_json(parsed_json).model_dump(mode="json")
+                 if parsed_json is not None else None)
     except ValueError:
         saved = None
     for name, other in (("parsed.json", saved),
@@ -94,5 +96,12 @@ def reparsed_problems(where: str, parser: str, again: Reading, parsed_json: str 
 def _fields(fresh: Mapping[str, object], other: Mapping[str, object]) -> str:
     """The fields that differ, as `name: raw X, stated Y`, at most three."""
     names = [k for k in sorted(fresh.keys() | other.keys()) if fresh.get(k) != other.get(k)]
-    text = "; ".join(f"{k}: raw {fresh.get(k)!r}, stated {other.get(k)!r}" for k in names[:3])
+    text = "; ".join(f"{k}: raw {_short(fresh.get(k))}, stated {_short(other.get(k))}"
+                     for k in names[:3])
     return text + (f" (and {len(names) - 3} more)" if len(names) > 3 else "")
+
+
+def _short(value: object, limit: int = 160) -> str:
+    """A value as a sentence can carry it: a kernel table is cut, never printed whole."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

@@ -17,13 +17,15 @@ def timeline_rows(a: Attribution) -> list[str]:
     rows = [f"\n**Timeline** ({window}, {s.streams} stream(s)): busy {s.busy_us:.1f} µs/token "
             f"(the union of kernel intervals), kernel sum {s.kernel_us:.1f} µs/token, overlap "
             f"{s.overlap_us:.1f} µs/token (sum − busy)."]
-    if t.profiled_wall_us is not None and t.idle_us is not None:
+    if t.flags:
+        rows.append("**Flagged:** " + "; ".join(t.flags) + ".")
+    if t.wall_usable and t.idle_us is not None:
         rows.append(f"Profiled wall {t.profiled_wall_us:.1f} µs/token (the profiled runs' own "
                     f"decode times, same tokens); idle {t.idle_us:.1f} µs/token (profiled wall "
                     "− busy: launch, host and synchronisation time). % of profiled wall = a "
                     "phase's busy time over that wall; it is read as the phase's share of an "
                     "unprofiled token only if the profiler slows every part alike.")
-    if t.overhead is not None and t.unprofiled_wall_us is not None:
+    if t.overhead is not None and t.unprofiled_wall_us is not None and t.wall_usable:
         rows.append(f"Unprofiled wall {t.unprofiled_wall_us:.1f} µs/token at the same token "
                     f"counts: the profiler's overhead is {t.overhead:.2f}x.")
     rows += _overlaps(a)

@@ -3,7 +3,13 @@
 import pytest
 
 from jobs.parsers.readings import KernelStat, ProfileReading
-from jobs.parsers.timeline import DecodeTimeline, Interval, run_timeline, token_split
+from jobs.parsers.timeline import (
+    DecodeTimeline,
+    Interval,
+    run_timeline,
+    timeline_flags,
+    token_split,
+)
 from jobs.profiles.attribution import attribute
 from jobs.profiles.phases import PhaseRules
 from jobs.record.check_split import split_problems
@@ -38,10 +44,35 @@ def test_a_consistent_split_passes_and_its_shares_stay_within_100_percent() -> N
     assert split_problems("w", a) == []
 
 
-def test_busy_beyond_the_profiled_wall_fails() -> None:
-    problems = split_problems("w", attribute(reading(35.0), RULES))
-    assert any("exceeds the profiled wall 35.0" in p for p in problems)
-    assert not any("over 100%" in p for p in problems)  # 25/35: no share is over
+def test_a_split_its_own_numbers_contradict_is_flagged_and_shows_no_wall_share() -> None:
+    # As on the H200: busy per token (a difference of two single runs) over the profiled wall.
+    t = timeline(35.0)
+    flagged = t.model_copy(update={"flags": timeline_flags(t.split, 35.0, None)})
+    assert flagged.flags and "exceeds the profiled wall 35.0" in flagged.flags[0]
+    r = reading(35.0)
+    a = attribute(r.model_copy(update={"timeline": flagged}), RULES)
+    assert all(p.wall_share is None for p in a.phases) and not a.timeline.wall_usable
+    assert split_problems("w", a) == []
+    hidden = a.model_copy(update={"timeline": flagged.model_copy(update={"flags": []})})
+    assert any("its own numbers give" in p for p in split_problems("w", hidden))
+
+
+def test_profiled_runs_faster_than_unprofiled_ones_are_flagged() -> None:
+    t = timeline(100.0)
+    assert timeline_flags(t.split, 100.0, 140.0)[0].startswith(
+        "the profiled runs were faster than the unprofiled ones at the same token counts (0.71x)")
+    assert timeline_flags(t.split, 100.0, 80.0) == []
+
+
+def test_busy_beyond_the_profiled_wall_is_flagged_never_shown_as_idle() -> None:
+    a = attribute(reading(35.0), RULES)
+    assert a.timeline and a.timeline.flags and "exceeds the profiled wall 35.0" in \
+        a.timeline.flags[0]
+    assert all(p.wall_share is None for p in a.phases)
+    assert not any("over 100%" in p for p in split_problems("w", a))  # 25/35: no share over
+    given = [p.model_copy(update={"wall_share": 0.7}) for p in a.phases]
+    assert any("a flagged split gives phases a share of the wall" in p
+               for p in split_problems("w", a.model_copy(update={"phases": given})))
 
 
 @pytest.mark.parametrize("field, value, words", [
