@@ -1,8 +1,9 @@
 """A GPU's state before and after a measured run, read from NVML's values or nvidia-smi's CSV,
 and what in it says the GPU was not idle.
 
-Busy is: another compute process, utilisation over GPU_BUSY_PERCENT or a clock-event (throttle)
-reason other than "GPU idle" or "application clocks setting" before the run, or clocks or
+Busy is: another compute process, utilisation over GPU_BUSY_BEFORE_RUN_PERCENT or a
+clock-event (throttle) reason other than "GPU idle" or "application clocks setting" before the
+run, or clocks or
 temperature outside the range the group started in: the readings before and after its first
 measured run, widened by CLOCK_TOLERANCE and TEMPERATURE_RISE_C. An idle GPU's SM clock
 falls between runs and rises in them, so that range holds both; a later run outside it ran on
@@ -14,8 +15,11 @@ from typing import Any, Literal
 
 from jobs.strict import Strict
 
-# A GPU above this utilisation (percent) is busy: the idle gate's threshold too.
-GPU_BUSY_PERCENT = 5.0
+# Just before a run, utilisation flags only above this. NVML's utilisation is the share of its
+# last sample period (up to 1 s) with a kernel running, so a run that starts right after the
+# group's previous one still sees that run's tail: 7 % on the H200, where another process's
+# matmuls read 99 %. A lighter neighbour shows as a compute process or in clocks and heat.
+GPU_BUSY_BEFORE_RUN_PERCENT = 30.0
 # Clocks may sit this fraction outside the group's starting range before a run is flagged.
 CLOCK_TOLERANCE = 0.10
 # A GPU this much hotter (°C) than the hottest reading of the group's first run is flagged.
@@ -108,7 +112,7 @@ def busy(reading: GpuReading, when: str, after: bool = False) -> list[str]:
             found.append(f"GPU {g.index} {when}: compute processes {g.processes}")
         if after:
             continue
-        if g.utilization_pct is not None and g.utilization_pct > GPU_BUSY_PERCENT:
+        if g.utilization_pct is not None and g.utilization_pct > GPU_BUSY_BEFORE_RUN_PERCENT:
             found.append(f"GPU {g.index} {when}: utilisation {g.utilization_pct:g} %")
         loud = [r for r in g.reasons if r not in QUIET_REASONS]
         if loud:
