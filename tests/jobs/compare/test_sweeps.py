@@ -12,7 +12,7 @@ from jobs.record.model import Record, build_record
 from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
-from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result
+from tests.support.records import ONE_GROUP_SWEEP, result
 
 TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long
     recipe: tinymoe-bench-decode

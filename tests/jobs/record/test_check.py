@@ -12,7 +12,7 @@ from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from runner.presets import render
-from tests.jobs.record.test_model import result, with_evidence
+from tests.support.records import result, with_evidence
 
 DECODE = {"mlx-vlm": 40.0, "mlxcel": 30.0, "fused-off": 35.0}
 
@@ -109,7 +109,7 @@ def test_an_arm_failed_on_one_backend(preset: tuple[Sweep, list[Cell]]) -> None:
 
 
 def test_comparisons_repeats_and_evidence_are_recomputed() -> None:
-    from tests.jobs.record.test_model import FASTER, adaptive_record
+    from tests.support.records import FASTER, adaptive_record
 
     record = adaptive_record(FASTER)
     assert check_record(record) == []
@@ -137,7 +137,7 @@ def test_comparisons_repeats_and_evidence_are_recomputed() -> None:
 
 
 def test_a_worker_that_ran_every_repeat_is_still_accounted_for() -> None:
-    from tests.jobs.record.test_model import FASTER, adaptive_record
+    from tests.support.records import FASTER, adaptive_record
 
     record = adaptive_record(FASTER, run_all=True)
     assert not record.skipped and record.cells_measured == 18

@@ -11,7 +11,7 @@ from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from jobs.views.markdown import render
-from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result, stamp, with_evidence
+from tests.support.records import ONE_GROUP_SWEEP, result, stamp, with_evidence
 
 BUSY = Gate(at="2026-11-30T09:59:00+00:00", idle=False, waited_s=600.0, threshold=0.6,
             load1=[3.9, 4.2], max_wait_s=600.0, reason="load1 4.2 >= 0.6 after 600 s")

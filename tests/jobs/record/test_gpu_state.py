@@ -16,7 +16,7 @@ from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from jobs.views.markdown import render
-from tests.jobs.record.test_model import ONE_GROUP_SWEEP, result, with_evidence
+from tests.support.records import ONE_GROUP_SWEEP, result, with_evidence
 from tests.support.samples import SAMPLES
 
 GPU_SAMPLES = SAMPLES / "gpu"

@@ -14,7 +14,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.recipes import Catalogue
 from jobs.spec.sweep import Sweep
 from jobs.views.markdown import render
-from tests.jobs.record.test_model import result, small, stamp, with_evidence  # noqa: F401 (small: a fixture)
+from tests.support.records import result, stamp, with_evidence
 from tests.support.samples import SAMPLES
 
 ASKED = {"prompt_tokens": 512, "max_tokens": 128}
@@ -44,7 +44,7 @@ def test_asked_tokens_come_from_the_cell_else_the_recipe(catalogue: Catalogue) -
 
 
 def test_a_run_that_generated_fewer_tokens_than_asked_fails_check_naming_it(
-        small: tuple[Sweep, list[Cell]]) -> None:  # noqa: F811
+        small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     assert check_record(record_of(sweep, cells)) == []
     short = cells[1]
@@ -55,7 +55,7 @@ def test_a_run_that_generated_fewer_tokens_than_asked_fails_check_naming_it(
 
 
 def test_arms_that_ran_different_prompt_lengths_fail_check(
-        small: tuple[Sweep, list[Cell]]) -> None:  # noqa: F811
+        small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     other = next(c for c in cells if not c.baseline)
     problems = check_record(record_of(sweep, cells, {other.id: {"prompt_tokens": 300}}))
@@ -76,7 +76,7 @@ def shortened() -> BenchReading:
 
 
 def test_the_parsers_notes_reach_the_record_json_and_markdown(
-        small: tuple[Sweep, list[Cell]]) -> None:  # noqa: F811
+        small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     note = "prompt asked for 512 tokens, ran 384 (max_context=Some(512))"
     assert shortened().notes == [note]
@@ -110,7 +110,7 @@ def built(cell: Cell, cached: bool) -> AttemptResult:
 
 
 def test_cached_builds_keep_their_provenance_and_the_steps_their_order(
-        small: tuple[Sweep, list[Cell]]) -> None:  # noqa: F811
+        small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     results = {c.id: built(c, cached=True) for c in cells}
     record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},

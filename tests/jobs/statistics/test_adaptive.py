@@ -12,7 +12,7 @@ from jobs.spec.sweep import Sweep
 from jobs.statistics.adaptive import cell_needed, pending, walk
 from jobs.statistics.headline import compare, noise_floor
 from jobs.statistics.spans import Span
-from tests.jobs.record.test_model import ONE_GROUP_SWEEP
+from tests.support.records import ONE_GROUP_SWEEP
 
 ONE_GROUP = ONE_GROUP_SWEEP
 
