@@ -6,7 +6,8 @@ import pytest
 
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
-from tests.support.records import small  # noqa: F401 (a fixture every room may use)
+from tests.support.preset_records import preset  # noqa: F401 (fixtures every room may use)
+from tests.support.records import small  # noqa: F401
 from tests.support.samples import SHIPPED
 
 pytest_plugins = ["tests.support.fleet", "tests.support.cells"]

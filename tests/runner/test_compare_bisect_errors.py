@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from runner.cli import main
-from tests.jobs.compare.test_sweeps import OLD, record
+from tests.support.records import OLD, record
 from tests.targets.bisect_target import History, make_history
 
 pytestmark = pytest.mark.integration

@@ -93,3 +93,34 @@ def adaptive_record(decode: dict[str, list[float]], extra: str = "adaptive: {max
 FASTER = {"gather": [20.0, 21.0, 22.0, 21.5, 20.5, 21.2],
           "fused": [30.0, 33.0, 36.0, 31.0, 32.0, 34.0],
           "long": [19.0, 23.0, 21.0, 20.0, 22.0, 21.0]}
+
+
+TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long
+    recipe: tinymoe-bench-decode
+    params: {prompt_tokens: 1024}
+    models: [tinymoe-a3]
+""", "")
+
+
+def record(decode: dict[str, list[float]], commits: str = "main", failed: str | None = None,
+           aa: bool = False, sweep_id: str = "s1") -> Record:
+    """A record of one group per commit, measuring `decode[arm]` (per commit: `arm@commit`)."""
+    n = len(next(iter(decode.values())))
+    text = TWO_ARMS.replace("commits: main", f"commits: {commits}").replace("n: 3", f"n: {n}")
+    sweep = load(Sweep, text + ("aa: true\n" if aa else ""), "s.yaml")[0]
+    cells = expand(sweep)
+    results: dict[str, AttemptResult] = {}
+    states = {}
+    for cell in cells:
+        values = decode.get(f"{cell.arm}@{cell.commit}", decode.get(cell.arm))
+        if cell.arm == failed or values is None:
+            results[cell.id] = result(cell, None, failure=Failure(
+                kind="build", reason="build failed: SyntaxError"))
+            states[cell.id] = CellState(status="failed", attempt=1)
+        else:
+            results[cell.id] = result(cell, values[cell.repeat - 1])
+            states[cell.id] = CellState(status="done", attempt=1)
+    return build_record(sweep_id, sweep, cells, states, results, {}, "now")
+
+
+OLD = {"gather": [100.0, 101.0, 102.0, 100.5, 101.5], "fused": [150.0, 151.0, 152.0, 150.5, 151.5]}

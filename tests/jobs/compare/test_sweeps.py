@@ -6,43 +6,8 @@ import pytest
 
 from jobs.compare.sweeps import commit_of, render, side_by_side
 from jobs.errors import UserError
-from jobs.parsers.readings import Failure
-from jobs.record.attempts import AttemptResult, CellState
-from jobs.record.model import Record, build_record
-from jobs.spec.cells import expand
-from jobs.spec.specfile import load
-from jobs.spec.sweep import Sweep
-from tests.support.records import ONE_GROUP_SWEEP, result
-
-TWO_ARMS = ONE_GROUP_SWEEP.replace("""  - name: long
-    recipe: tinymoe-bench-decode
-    params: {prompt_tokens: 1024}
-    models: [tinymoe-a3]
-""", "")
-
-
-def record(decode: dict[str, list[float]], commits: str = "main", failed: str | None = None,
-           aa: bool = False, sweep_id: str = "s1") -> Record:
-    """A record of one group per commit, measuring `decode[arm]` (per commit: `arm@commit`)."""
-    n = len(next(iter(decode.values())))
-    text = TWO_ARMS.replace("commits: main", f"commits: {commits}").replace("n: 3", f"n: {n}")
-    sweep = load(Sweep, text + ("aa: true\n" if aa else ""), "s.yaml")[0]
-    cells = expand(sweep)
-    results: dict[str, AttemptResult] = {}
-    states = {}
-    for cell in cells:
-        values = decode.get(f"{cell.arm}@{cell.commit}", decode.get(cell.arm))
-        if cell.arm == failed or values is None:
-            results[cell.id] = result(cell, None, failure=Failure(
-                kind="build", reason="build failed: SyntaxError"))
-            states[cell.id] = CellState(status="failed", attempt=1)
-        else:
-            results[cell.id] = result(cell, values[cell.repeat - 1])
-            states[cell.id] = CellState(status="done", attempt=1)
-    return build_record(sweep_id, sweep, cells, states, results, {}, "now")
-
-
-OLD = {"gather": [100.0, 101.0, 102.0, 100.5, 101.5], "fused": [150.0, 151.0, 152.0, 150.5, 151.5]}
+from jobs.record.model import Record
+from tests.support.records import OLD, record
 
 
 def rows(r: Record, other: Record, factor: float = 1.1) -> dict[tuple[str, str], str]:

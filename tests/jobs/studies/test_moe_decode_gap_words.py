@@ -12,7 +12,7 @@ from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from runner.presets import render
-from tests.jobs.record.test_check import make
+from tests.support.preset_records import make
 
 CONTROL = "qwen3-30b-a3b-4bit"
 FAMILY = "deepseek-v4-flash-4bit"
