@@ -6,7 +6,11 @@ import pytest
 
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
-from tests.support.preset_records import preset  # noqa: F401 (fixtures every room may use)
+
+# Fixtures every room may use: importing them here makes them known to every test module.
+from tests.support.evidence import made  # noqa: F401
+from tests.support.moe_lab import lab  # noqa: F401
+from tests.support.preset_records import preset  # noqa: F401
 from tests.support.records import small  # noqa: F401
 from tests.support.samples import SHIPPED
 

@@ -9,22 +9,15 @@ and hold every section the question asks for, each recomputable from the artifac
 import csv
 import io
 import json
-import os
 import socket
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from jobs.record.model import Record
-from runner.demo.local_fleet import LocalFleet
-from runner.demo.redis_server import RedisServer
-from runner.demo.target_repo import MOE_GAP_MODELS, make_models, make_target_repo
-from tests.support.fleet import cli, fleet_settings, submit, wait
-from tests.support.samples import TOOLS
+from tests.support.fleet import cli, submit, wait
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores.local import LocalStore
@@ -33,25 +26,6 @@ pytestmark = pytest.mark.integration
 FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]
 CONTROL = "qwen3-30b-a3b-4bit"
 PIN = "81ba1c6a3f0e5d2b7c4a9e8f1d6b3a5c7e9f0d2b"
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Path, Path]]:
-    root = tmp_path_factory.mktemp("moe")
-    repo = root / "mlxcel-standin"
-    make_target_repo(repo)
-    make_models(root / "models", MOE_GAP_MODELS)
-    path = os.pathsep.join([str(TOOLS), str(Path(sys.executable).parent),
-                            os.environ["PATH"]])
-    with RedisServer(root / "redis") as server:
-        settings = fleet_settings(root, server.url)
-        fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
-        fleet.start("cuda", "gb10-standin")
-        fleet.start("metal", "studio-standin")
-        try:
-            yield settings, repo, root
-        finally:
-            fleet.stop()
 
 
 def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path, Path]) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import yaml
 
 from jobs.record.model import Record
-from tests.fleet.test_moe_preset import lab  # noqa: F401 (a fixture)
 from tests.support.fleet import cli, submit, sweep_file, wait
 from workers.shared.settings import Settings
 from workers.shared.state import Store

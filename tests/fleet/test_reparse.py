@@ -8,7 +8,7 @@ from pathlib import Path
 from jobs.record.attempts import AttemptResult
 from jobs.record.check import check_record
 from runner.records import gather_stored
-from tests.fleet.test_record_evidence import made, store_copy  # noqa: F401 (a fixture)
+from tests.support.evidence import store_copy
 from tests.support.fleet import cli
 from workers.shared.settings import Settings
 from workers.shared.stores import open_store

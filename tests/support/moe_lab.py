@@ -1,0 +1,35 @@
+"""A lab for the MoE preset: the stand-in target, its models, a private Redis and two workers
+(`cuda`, `metal`) with the profiler stand-ins (tests/tools) first on their PATH."""
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runner.demo.local_fleet import LocalFleet
+from runner.demo.redis_server import RedisServer
+from runner.demo.target_repo import MOE_GAP_MODELS, make_models, make_target_repo
+from tests.support.fleet import fleet_settings
+from tests.support.samples import TOOLS
+from workers.shared.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Path, Path]]:
+    root = tmp_path_factory.mktemp("moe")
+    repo = root / "mlxcel-standin"
+    make_target_repo(repo)
+    make_models(root / "models", MOE_GAP_MODELS)
+    path = os.pathsep.join([str(TOOLS), str(Path(sys.executable).parent),
+                            os.environ["PATH"]])
+    with RedisServer(root / "redis") as server:
+        settings = fleet_settings(root, server.url)
+        fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
+        fleet.start("cuda", "gb10-standin")
+        fleet.start("metal", "studio-standin")
+        try:
+            yield settings, repo, root
+        finally:
+            fleet.stop()
