@@ -17,11 +17,11 @@ from jobs.record.fidelity import HostRun, RunIndex, flags
 from jobs.record.model import SCHEMA, Record, compared_rows, conditions, record_host_sentence
 from jobs.record.parts import ArmRow, Group, Measurement
 from jobs.record.validity import record_problems
-from jobs.spec.sweep import Question
 from jobs.statistics.adaptive import walk
 from jobs.statistics.headline import separated_p
 from jobs.statistics.spans import Ratio, Span
 from jobs.studies.moe_decode_gap.answer import bench_ref, control, evidence
+from jobs.studies.moe_decode_gap.question import Question
 from jobs.studies.moe_decode_gap.verdict import decide
 
 MIN_N = 3

@@ -22,12 +22,13 @@ from jobs.record.parts import (
 )
 from jobs.record.run_flags import Flagged, RunConditions, host_sentence
 from jobs.spec.cells import Cell
-from jobs.spec.sweep import Question, Sweep
+from jobs.spec.sweep import Sweep
 from jobs.statistics.adaptive import Repeats, walk
 from jobs.statistics.headline import Comparison, compare, noise_floor, separated_p
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.answer import Answer, answer
+from jobs.studies.moe_decode_gap.question import Question
 
 # The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
 # flags, adaptive repeats, evidence (sha256 of every attempt read). 3: each run judged on its

@@ -1,7 +1,7 @@
 """The sweep spec: what to measure, where, at which commit, how many times."""
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
@@ -9,6 +9,7 @@ from jobs.profiles.phases import PhaseRules, phase_rules
 from jobs.spec.recipes import Catalogue, env_problems, param_problems
 from jobs.spec.routing import tag_problem
 from jobs.strict import Scalar, Strict
+from jobs.studies.moe_decode_gap.question import Question
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -64,23 +65,6 @@ class Profile(Strict):
     recipe: str
     params: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
-
-
-class Question(Strict):
-    """What the record must answer: is the M = 1 expert gather the decode gap's dominant term?"""
-
-    kind: Literal["moe-decode-gap"]
-    candidate: str = Field(description="the arm whose gap is explained (mlxcel)")
-    control: str = Field(description="a model whose decode reaches the fused kernel")
-    fused_off: str | None = Field(default=None, description="the control's fused-off arm")
-    families: dict[str, str] = Field(description="model -> MoE family, for the models asked about")
-    not_comparable: list[list[str]] = Field(default_factory=list)
-    gather_phase: str = "expert gather"
-    fused_phase: str = Field(default="fused moe", description=(
-        "the phase of mlxcel's fused decode-MoE kernel: the path evidence of families that "
-        "print no [QWEN3_MOE_SPARSE] lines"))
-    dominant_share: float = Field(default=0.5, gt=0, le=1)
-    gap_fraction: float = Field(default=0.5, gt=0, le=1)
 
 
 class Adaptive(Strict):

@@ -5,7 +5,7 @@ from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
 from jobs.statistics.headline import ALPHA, Comparison
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
-from jobs.studies.moe_decode_gap.answer import Answer
+from jobs.studies.moe_decode_gap.sections import answer_text
 from jobs.views.timeline import timeline_rows
 
 
@@ -13,7 +13,7 @@ def render(record: Record, plots: dict[str, str] | None = None, data: str | None
     """`plots` maps a plot's title to its file; `data` is the raw-data folder, relative."""
     parts = [_check(record), _opening(record, data), _metadata(record)]
     if record.answer:
-        parts += [answer_section(record.answer)]
+        parts += [answer_text(record.answer)]
     parts += [_method(record), _idleness(record)]
     names = {sha: name for name, shas in record.commits.items() for sha in shas}
     parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
@@ -53,35 +53,6 @@ def _metadata(r: Record) -> str:
         rows.append(f"| env of `{arm}` | `{text}` |")
     if len(r.meta.protocols) > 1:
         rows.append(f"| attempt protocols | {', '.join(map(str, r.meta.protocols))}: **mixed** |")
-    return "\n".join(rows) + "\n"
-
-
-def answer_section(a: Answer) -> str:
-    rows = ["## Verdict\n", f"Rule: {a.rule}\n",
-            "| commit | backend | model | family | verdict | why | settled by | missing |",
-            "|---|---|---|---|---|---|---|---|"]
-    rows += [f"| `{v.commit[:12]}` | {v.backend} | {v.model} | {v.family} | **{v.outcome}** "
-             f"| {_cell(v.reason)} "
-             f"| {', '.join(f'`{s}`' for s in v.settled_by) or '–'} "
-             f"| {_cell('; '.join(v.missing)) or '–'} |" for v in a.verdicts]
-    rows += ["\n## Control\n", f"Each family's `{a.candidate}` vs `{a.baseline}` gap and the "
-             "control's, each by the headline rule on unflagged runs: only the family slower is "
-             "family-specific, neither is no gap in either; both slower, their per-run ratios "
-             "are compared by the same rule: apart and different is family-specific (or "
-             "narrower), no effect is general; anything not yet known is not settled.\n",
-             "| commit | backend | control | control ratio | fused-off vs candidate | model "
-             "| family | family ratio | gap is | why |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in a.controls:
-        for f in c.families or []:
-            rows.append(f"| `{c.commit[:12]}` | {c.backend} | {c.control} "
-                        f"| {ratio_text(c.control_ratio)} "
-                        f"| {ratio_text(c.fused_off_vs_candidate)} | {f.model} | {f.family} "
-                        f"| {ratio_text(f.ratio)} | {f.relation} | {_cell(f.reason)} |")
-    for models in a.not_comparable:
-        rows.append(f"\n{' and '.join(models)} are one checkpoint under non-comparable "
-                    "quantization recipes: their rows are never compared with each other "
-                    "(not a precision comparison).")
     return "\n".join(rows) + "\n"
 
 

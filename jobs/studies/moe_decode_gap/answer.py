@@ -2,10 +2,10 @@
 
 
 from jobs.record.parts import Group
-from jobs.spec.sweep import Question
 from jobs.statistics.spans import Ratio
 from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.gap import Relation, decode_gap, relation
+from jobs.studies.moe_decode_gap.question import Question
 from jobs.studies.moe_decode_gap.verdict import Evidence, Verdict, decide, rule_text
 
 

@@ -26,11 +26,11 @@ from typing import Literal
 
 from jobs.parsers.readings import PathCounts
 from jobs.profiles.attribution import UNCLASSIFIED, Attribution
-from jobs.spec.sweep import Question
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
 from jobs.studies.moe_decode_gap.gap import Gap, host_reason
 from jobs.studies.moe_decode_gap.path_evidence import decode_path
+from jobs.studies.moe_decode_gap.question import Question
 
 Outcome = Literal["dominant", "not dominant", "no gap", "not settled"]
 

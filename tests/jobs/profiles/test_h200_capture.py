@@ -14,11 +14,12 @@ from jobs.profiles.attribution import UNCLASSIFIED, Attribution, attribute
 from jobs.profiles.kernel_shape import tile_m
 from jobs.profiles.phases import PhaseRules
 from jobs.spec.specfile import load
-from jobs.spec.sweep import Question, Sweep
+from jobs.spec.sweep import Sweep
 from jobs.statistics.headline import compare
 from jobs.statistics.spans import Ratio, Span
 from jobs.studies.moe_decode_gap.gap import Gap
 from jobs.studies.moe_decode_gap.path_evidence import decode_path
+from jobs.studies.moe_decode_gap.question import Question
 from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 from runner.presets import render
 

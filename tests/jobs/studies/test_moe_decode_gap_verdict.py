@@ -6,10 +6,10 @@ import pytest
 from jobs.parsers.readings import KernelStat, PathCounts, ProfileReading
 from jobs.profiles.attribution import attribute, with_idle
 from jobs.profiles.phases import PhaseRules
-from jobs.spec.sweep import Question
 from jobs.statistics.headline import compare
 from jobs.statistics.spans import Ratio, Span
 from jobs.studies.moe_decode_gap.gap import Gap
+from jobs.studies.moe_decode_gap.question import Question
 from jobs.studies.moe_decode_gap.verdict import Evidence, decide
 
 Q = Question(kind="moe-decode-gap", candidate="mlxcel", control="qwen3", families={"ds": "ds4"})
