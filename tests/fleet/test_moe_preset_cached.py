@@ -4,7 +4,7 @@ how long it took, its logs), and `check --artifacts` parses every raw output aga
 
 A first, small sweep on the preset's build recipes makes the builds; the preset then finds
 every one of them cached, as a second run of the preset on that commit would. The preset runs
-as `init` writes it, on one family and the control and with fewer decode tokens (the matched
+as `init` writes it, on the control alone and with fewer decode tokens (the matched
 512-token prompt stays: the baseline driver's is fixed), so this test fits CI's budget.
 """
 
@@ -71,10 +71,11 @@ def test_the_preset_on_cached_builds_passes_check(
 
 
 def _smaller(path: Path) -> None:
-    """The preset on one family and the control, with fewer decode and profile tokens."""
+    """The preset on the control alone, with fewer decode and profile tokens."""
     spec = yaml.safe_load(path.read_text())
-    spec["models"] = ["deepseek-v4-flash-4bit", "qwen3-30b-a3b-4bit"]
-    spec["question"]["families"] = {"deepseek-v4-flash-4bit": "deepseek_v4"}
+    # The control alone: the builds, not the verdict, are what this test is about.
+    spec["models"] = ["qwen3-30b-a3b-4bit"]
+    spec["question"]["families"] = {}
     spec["question"]["not_comparable"] = []
     for arm in spec["arms"]:
         arm["params"].update(max_tokens=16, warmup_tokens=4)
