@@ -97,7 +97,8 @@ def phases_png(record: Record) -> bytes | None:
     time) below zero as it is.
     """
     several = len({g.commit for g in record.groups}) > 1
-    timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else ""),
+    timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else "")
+              + ("\nbusy only (flagged)" if _flagged(g.profile.attribution) else ""),
               g.profile.attribution) for g in record.groups
              if g.profile and g.profile.attribution.timed][:MAX_PANELS * 2]
     if not timed:
@@ -134,13 +135,17 @@ def phases_png(record: Record) -> bytes | None:
     return _png(fig)
 
 
+def _flagged(a: Attribution) -> bool:
+    return a.timeline is not None and bool(a.timeline.flags)
+
+
 def _us(a: Attribution, phase: str) -> float:
     """With a kernel trace, busy time by phase and the window's idle time, which stack up to
     the profiled wall; without one, kernel sums and the older unprofiled-wall difference."""
     t = a.timeline
     if phase == IDLE:
-        if t is not None:
-            return t.idle_us or 0.0
+        if t is not None:  # a flagged window has no idle time to draw (its flags say why)
+            return (t.idle_us or 0.0) if t.wall_usable else 0.0
         return a.idle.idle_us_per_token if a.idle else 0.0
     row = a.phase(phase)
     if row is None:
