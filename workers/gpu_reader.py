@@ -73,8 +73,10 @@ def _device(nv: Any, index: int) -> dict[str, Any]:
 
 
 def _smi(args: list[str]) -> str:
+    """Its CSV, or '' when it failed (no driver, no permission): then there is no reading."""
     try:
-        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True,
-                              timeout=_SMI_TIMEOUT_S).stdout
+        done = subprocess.run(["nvidia-smi", *args], capture_output=True, text=True,
+                              timeout=_SMI_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError):
         return ""
+    return done.stdout if done.returncode == 0 else ""

@@ -108,7 +108,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    Adaptive(store, artifacts), Cancel(client, settings.redis_url, name),
                    Retries(), cell_lease, Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
-                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks),
+                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),

@@ -18,6 +18,7 @@ import yaml
 
 from jobs.record.model import Record
 from tests.support.fleet import cli, submit, wait
+from tests.support.moe_lab import at_fixed_n
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores.local import LocalStore
@@ -34,6 +35,7 @@ def test_preset_answers_the_question_and_passes_check(lab: tuple[Settings, Path,
     made = cli(settings, "init", "moe-decode-gap", "--commit", "main", "--repo", str(repo),
                "-o", str(sweep_path))
     assert made.returncode == 0, made.stderr
+    at_fixed_n(sweep_path)
     sweep_id = submit(settings, sweep_path)
     store = Store.connect(settings.redis_url)
     wait(store, sweep_id, deadline_s=900)

@@ -14,6 +14,7 @@ from jobs.record.model import Record
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from tests.support.fleet import cli, fleet_settings, submit, wait
+from tests.support.moe_lab import at_fixed_n
 from tests.support.samples import TOOLS
 from tests.targets.mlx_repo import make_payload_repo, write_models
 from workers.shared.settings import Settings
@@ -52,6 +53,7 @@ def test_preset_on_the_mlx_standin_gives_kernel_tables_and_verdicts(
     made = cli(settings, "init", "moe-decode-gap", "--commit", commit, "--repo", repo,
                "-o", str(sweep_path))
     assert made.returncode == 0, made.stderr
+    at_fixed_n(sweep_path)
     sweep_id = submit(settings, sweep_path)
     store = Store.connect(settings.redis_url)
     wait(store, sweep_id, deadline_s=1200)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
@@ -33,3 +34,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Pa
             yield settings, repo, root
         finally:
             fleet.stop()
+
+
+def at_fixed_n(path: Path) -> None:
+    """The preset file without its adaptive repeats: these fleet tests show the pipeline at the
+    preset's n, inside CI's time budget; adaptive repeats have their own tests
+    (tests/jobs/studies/test_moe_decode_gap_preset.py and the evidence sweep)."""
+    spec = yaml.safe_load(path.read_text())
+    spec.pop("adaptive", None)
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))

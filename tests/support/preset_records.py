@@ -21,7 +21,7 @@ DECODE = {"mlx-vlm": 40.0, "mlxcel": 30.0, "fused-off": 35.0}
 def preset() -> tuple[Sweep, list[Cell]]:
     sweep = load(Sweep, render("moe-decode-gap", "abc1234", "/srv/mlxcel"), "p.yaml")[0]
     # n = 4: at 3 against 3 the rank test cannot say "different", so no verdict would settle.
-    sweep = sweep.model_copy(update={"n": 4})
+    sweep = sweep.model_copy(update={"n": 4, "adaptive": None})
     return sweep, expand(sweep)
 
 

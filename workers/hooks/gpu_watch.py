@@ -5,12 +5,18 @@ a measured command runs. The group's first measured run gives the range it start
 jobs/record/gpu_state.py judges later runs against. With BENCHFLEET_GPU_LOCK_CLOCKS the worker
 locks the GPU clocks (`nvidia-smi -lgc MIN,MAX`, root only) before the group's first measured
 run and resets them (`-rgc`) when the group ends; the attempt records which happened.
+
+NVML's utilisation is an average over its last sample period (1/6 s to 1 s, by product), so a
+reading taken the moment the previous command ends still shows that command's tail. On a GPU
+host the "before" reading therefore waits until `settle_s` has passed since the previous
+command of the group ended; the wait is before the command, never inside it.
 """
 
 import logging
 import os
 import shutil
 import subprocess
+import time
 
 from jobs.record.attempts import AttemptResult
 from jobs.record.gpu_state import GpuReading
@@ -24,27 +30,47 @@ _SMI_TIMEOUT_S = 30
 
 
 class GpuWatch(Hook):
-    def __init__(self, lock_clocks: str | None = None) -> None:
+    def __init__(self, lock_clocks: str | None = None, settle_s: float = 1.0) -> None:
         self.lock_clocks = lock_clocks
+        self.settle_s = settle_s
+        self.has_gpu: bool | None = None      # a host property: read once per worker
+        self.ended: float | None = None       # monotonic end of the group's previous command
         # Per message: the readings around its first measured run, and its clock lock.
         self.start: list[GpuReading] = []
         self.clocks: str | None = None
 
     def before_group(self, group: Group) -> Group:
-        self.start, self.clocks = [], None
+        self.start, self.clocks, self.ended = [], None, None
         return group
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         if command.role != "measure":
-            return proceed()
+            return self._timed(proceed)
         if self.lock_clocks and self.clocks is None:
             self.clocks = _lock(self.lock_clocks)
+        self._settle()
         before = read_gpus()
-        *earlier, run = proceed()
+        *earlier, run = self._timed(proceed)
         after = read_gpus()
         if not self.start and before is not None and after is not None:
             self.start = [before, after]
         return (*earlier, run.model_copy(update={"gpu_before": before, "gpu_after": after}))
+
+    def _timed(self, proceed: Proceed) -> Runs:
+        try:
+            return proceed()
+        finally:
+            self.ended = time.monotonic()
+
+    def _settle(self) -> None:
+        """Let NVML's sample period pass since the previous command, on a GPU host only."""
+        if self.has_gpu is None:
+            self.has_gpu = read_gpus() is not None
+        if not self.has_gpu or self.ended is None:
+            return
+        left = self.settle_s - (time.monotonic() - self.ended)
+        if left > 0:
+            time.sleep(left)  # waiting for the sensor's window to close, not for work
 
     def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
         return result.model_copy(update={"gpu_start": list(self.start),

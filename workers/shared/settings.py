@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # NVIDIA hosts: lock the GPU clocks for each group (`nvidia-smi -lgc MIN,MAX`, in MHz;
     # root only) and reset them after it. Unset: clocks left as they are, and recorded.
     gpu_lock_clocks: str | None = None
+    # NVIDIA hosts: the wait after a command before the next run's "before" reading, so NVML's
+    # utilisation (an average over its last sample period, up to 1 s) no longer shows it.
+    gpu_settle_s: float = Field(default=1.0, ge=0.0, le=10.0)
     # Celery task events (Flower, `celery events`): at cell start and end only.
     events: bool = True
     # Longest a cell's checkout (git clone or fetch) and provenance probes may take.

@@ -27,7 +27,7 @@ WORDS_OF_AN_EFFECT = {"general", "narrower", "family-specific"}
 
 def sweep(n: int) -> tuple[Sweep, list[Cell]]:
     s = load(Sweep, render("moe-decode-gap", "abc1234", "/srv/mlxcel"), "p.yaml")[0]
-    s = s.model_copy(update={"n": n})
+    s = s.model_copy(update={"n": n, "adaptive": None})
     return s, expand(s)
 
 
