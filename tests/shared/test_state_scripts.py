@@ -21,9 +21,9 @@ def test_cancel_ends_a_queued_cell_and_names_the_worker_of_a_running_one(
     queued = submitted.cells[1].id
     assert store.cancel(sweep_id, queued)[0] == 1
     assert store.state(sweep_id, queued).status == "cancelled"  # type: ignore[union-attr]
-    assert store.cancel(sweep_id, queued) == (0, "cancelled")  # already final
+    assert store.cancel(sweep_id, queued) == (0, "cancelled", 0)  # already final
     running = _running(submitted)
-    assert store.cancel(sweep_id, running) == (2, "w1")
+    assert store.cancel(sweep_id, running) == (2, "w1", 0)
 
 
 def test_skip_ends_only_a_queued_cell(submitted: Submitted) -> None:

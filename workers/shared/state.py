@@ -159,10 +159,11 @@ class Store:
         """A queued adaptive repeat that is no longer needed ends `skipped`."""
         return bool(self._skip(keys=cell_script_keys(sweep_id), args=[cell_id, reason, now()]))
 
-    def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str]:
+    def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str, int]:
+        """(1, "", 0) cancelled; (2, worker, generation) running there; (0, status, 0) final."""
         keys = cell_script_keys(sweep_id)
-        code, detail = (self._cancel(keys=keys, args=[cell_id, now()]) + [""])[:2]
-        return int(code), str(detail)
+        code, detail, generation = self._cancel(keys=keys, args=[cell_id, now()])
+        return int(code), str(detail), int(generation)
 
     def rerun(self, sweep_id: str, cell_id: str, generation: int, signed: Signed) -> str | None:
         """Start a new generation of a final cell, its envelope stored with it in one script;
