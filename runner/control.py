@@ -72,15 +72,15 @@ def rerun(store: Store, key: Signer, sweep_id: str, cells: list[Cell], rebuild: 
 
 def cancel(store: Store, sweep_id: str, cells: list[Cell]) -> Outcome:
     ok, skipped = [], {}
-    running: dict[str, list[str]] = {}
+    running: dict[str, dict[str, int]] = {}  # worker -> the generation of each cell it runs
     for cell in cells:
-        code, detail = store.cancel(sweep_id, cell.id)
+        code, detail, generation = store.cancel(sweep_id, cell.id)
         if code == 0:
             skipped[cell.id] = f"it is already {detail}"
             continue
         ok.append(cell.id)
         if code == 2:
-            running.setdefault(detail, []).append(cell.id)
+            running.setdefault(detail, {})[cell.id] = generation
     if running:
         cancels.tell(store.r, sweep_id, running)
     return Outcome(ok, skipped)

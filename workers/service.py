@@ -32,6 +32,7 @@ from workers.hooks.retries import Retries
 from workers.hooks.route import Route
 from workers.hooks.signature import SignatureCheck
 from workers.host_facts import facts
+from workers.message_guard import guard_step
 from workers.offer import Offering, offer_step
 from workers.shared import redis_keys
 from workers.shared.catalogue import load_catalogue
@@ -123,6 +124,7 @@ def register(app: Celery, ctx: Context) -> None:
         return run_group(ctx, sweep_id, self.request.id, items)
 
     app.steps["worker"].add(_idle_step(ctx))
+    app.steps["consumer"].add(guard_step(ctx.name, ctx.state))  # junk is refused, not fatal
     if ctx.offering is not None:
         app.steps["worker"].add(offer_step(ctx.offering, ctx.lease.lease, ctx.state.r))
 

@@ -52,7 +52,8 @@ def render(rows: list[dict[str, object]], code: int) -> str:
     lines += ["", "Recovery: SIGKILL, from the kill to the cell running on another worker; "
               "Redis restart, from the restart to the next cell done; network cut, from the "
               "link going down to the cell running on another worker; purge, from the purge "
-              "to a cell running; hang, the whole sweep (its timeout is 3 s).", ""]
+              "to a cell running; hang, the whole sweep (its timeout is 3 s); junk, from the push "
+              "to the next cell done (the worker does not exit).", ""]
     return "\n".join(lines)
 
 

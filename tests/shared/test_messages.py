@@ -5,7 +5,15 @@ import base64
 import json
 
 from tests.support.cells import Submitted
-from workers.shared.messages import GroupMessage, Signed, publish, received, task_ids, wire
+from workers.shared.messages import (
+    GroupMessage,
+    Signed,
+    publish,
+    received,
+    task_ids,
+    why_not_a_task,
+    wire,
+)
 from workers.shared.queues import TASK, backend_queue
 from workers.shared.redis_keys import NEEDS, PENDING
 
@@ -39,3 +47,21 @@ def test_the_claimed_cell_is_for_reports_only() -> None:
     assert Signed("not json", "sig").claimed_cell() == "?"
     assert task_ids("not a message") is None
     assert json.loads(wire(GroupMessage("s", "q", [], [], "t1")))["headers"]["id"] == "t1"
+
+
+def test_what_wire_writes_is_a_task_and_junk_is_not() -> None:
+    good = json.loads(wire(GroupMessage("s", "q", ["c"], [Signed("e", "sig")], "t1")))
+    assert why_not_a_task(json.dumps(good)) is None
+
+    def body(value: object) -> str:
+        return json.dumps({**good, "body": base64.b64encode(json.dumps(value).encode()).decode()})
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert why_not_a_task(b"\xff") is not None and task_ids(deep) is None
+    for junk, why in [("x", "not JSON: Expecting value"), (deep, "JSON nested too deep"),
+                      ("[1,2,3]", "not a Celery message"),
+                      (json.dumps({**good, "headers": {"task": "other"}}), "its task is 'other'"),
+                      (json.dumps({**good, "body": "!!"}), "its body is not base64"),
+                      (body([["s", [["e"]]], {}, {}]), "its arguments are not a sweep id"),
+                      (body([["s", []], [], {}]), "its arguments are not a sweep id")]:
+        assert (why_not_a_task(junk) or "").startswith(why), junk[:40]

@@ -21,9 +21,9 @@ def test_cancel_ends_a_queued_cell_and_names_the_worker_of_a_running_one(
     queued = submitted.cells[1].id
     assert store.cancel(sweep_id, queued)[0] == 1
     assert store.state(sweep_id, queued).status == "cancelled"  # type: ignore[union-attr]
-    assert store.cancel(sweep_id, queued) == (0, "cancelled")  # already final
+    assert store.cancel(sweep_id, queued) == (0, "cancelled", 0)  # already final
     running = _running(submitted)
-    assert store.cancel(sweep_id, running) == (2, "w1")
+    assert store.cancel(sweep_id, running) == (2, "w1", 0)
 
 
 def test_skip_ends_only_a_queued_cell(submitted: Submitted) -> None:
@@ -53,3 +53,21 @@ def test_a_sweep_is_found_by_id_or_unique_prefix(submitted: Submitted) -> None:
         store.resolve("nope")
     with pytest.raises(UserError, match="no sweep 'nope' in Redis"):
         store.sweep("nope")
+
+
+def test_a_refused_rerun_changes_nothing(submitted: Submitted) -> None:
+    """A rerun of a running cell is refused and leaves its envelope as it was, so when its
+    worker is lost the cell is queued again at the generation it has, and taken."""
+    from jobs.spec.envelope import decode
+    from runner.submit import sign_all
+
+    store, sweep_id = submitted.store, submitted.sweep_id
+    cell = _running(submitted)
+    newer = sign_all(submitted.key, sweep_id, 1, "planted", [submitted.cells[0]])[cell]
+    assert store.rerun(sweep_id, cell, 1, newer) == "it is running, not final"
+    assert store.envelopes(sweep_id, [cell]) == [submitted.signed[cell]]
+    assert store.requeue(sweep_id, cell, "w1", "i1", 3, "its worker was lost")
+    (stored,) = store.envelopes(sweep_id, [cell])
+    generation = decode(stored.envelope.encode()).generation
+    assert store.state(sweep_id, cell).generation == generation == 0  # type: ignore[union-attr]
+    assert store.take(sweep_id, cell, generation, "w1", "i1").attempt == 2

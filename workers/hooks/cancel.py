@@ -26,15 +26,15 @@ class Cancel(Hook):
     def __init__(self, client: redis.Redis, url: str, worker: str) -> None:
         self.client = client
         self.line = ControlLine(url, redis_keys.control_channel(worker))
-        self.heard: set[tuple[str, str]] = set()
+        self.heard: set[cancels.Cancelled] = set()
         # Redis is asked (a round trip) at a cell's first command and after the control
         # line dropped, when a cancel may have gone unheard; the line covers the rest.
-        self.asked: tuple[str, str] | None = None
+        self.asked: cancels.Cancelled | None = None
         self.deaf = not self._drain(reopen=True)
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         self.deaf = not self._drain(reopen=True) or self.deaf
-        ask = self.deaf or self.asked != (attempt.sweep_id, attempt.cell.id)
+        ask = self.deaf or self.asked != _key(attempt)
         if self._cancelled(attempt, ask_redis=ask):
             raise _ended(f"cancelled before {command.label}")
         command.wake_fd = self.line.fileno()
@@ -51,7 +51,7 @@ class Cancel(Hook):
         return self._cancelled(attempt)
 
     def _cancelled(self, attempt: Attempt, ask_redis: bool = False) -> bool:
-        key = (attempt.sweep_id, attempt.cell.id)
+        key = _key(attempt)
         if key in self.heard:
             return True
         if not ask_redis:
@@ -79,6 +79,10 @@ class Cancel(Hook):
             except (ValueError, KeyError, TypeError) as error:
                 log.warning("control line: %s", error)
         return True
+
+
+def _key(attempt: Attempt) -> cancels.Cancelled:
+    return attempt.sweep_id, attempt.cell.id, attempt.envelope.generation
 
 
 def _ended(why: str) -> CellFailure:

@@ -7,6 +7,7 @@ queue thousands of cells in one round trip; a stock Celery worker consumes them 
 """
 
 import base64
+import binascii
 import json
 import os
 import socket
@@ -35,7 +36,7 @@ class Signed:
         what a worker holds, never for deciding what runs."""
         try:
             return str(json.loads(self.envelope)["cell"]["id"])[:200]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return "?"
 
 
@@ -88,6 +89,53 @@ def wire(message: GroupMessage) -> str:
                        "delivery_tag": str(uuid.uuid4())}})
 
 
+def why_not_a_task(raw: bytes | str) -> str | None:
+    """Why a queued item is not a task message a worker can run, or None when it is one: the
+    inverse of `wire`, asked before kombu and Celery decode the item (workers/message_guard.py)."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        return "JSON nested too deep"
+    except ValueError as error:  # not JSON, or not UTF-8
+        return f"not JSON: {error}"
+    return _why_not_celery(data) or _why_not_a_group(data["body"])
+
+
+def _why_not_celery(data: object) -> str | None:
+    if not (isinstance(data, dict) and isinstance(data.get("headers"), dict)
+            and isinstance(data.get("properties"), dict)
+            and "delivery_tag" in data["properties"]):
+        return "not a Celery message (an object with headers and properties)"
+    if data["headers"].get("task") != TASK:
+        return f"its task is {str(data['headers'].get('task'))[:60]!r}, not {TASK}"
+    if data.get("content-type") != "application/json":
+        return f"its content type is {str(data.get('content-type'))[:60]!r}, not JSON"
+    if data["properties"].get("body_encoding") != "base64" or not isinstance(data.get("body"),
+                                                                             str):
+        return "its body is not base64"
+    return None
+
+
+def _why_not_a_group(body: str) -> str | None:
+    try:
+        decoded = json.loads(base64.b64decode(body, validate=True))
+    except binascii.Error:
+        return "its body is not base64"
+    except (ValueError, RecursionError):
+        return "its body is not JSON"
+    if not (isinstance(decoded, list) and len(decoded) == 3 and _group_args(decoded[0])
+            and isinstance(decoded[1], dict) and isinstance(decoded[2], dict)):
+        return "its arguments are not a sweep id and a list of signed envelopes"
+    return None
+
+
+def _group_args(args: object) -> bool:
+    return (isinstance(args, list) and len(args) == 2 and isinstance(args[0], str)
+            and isinstance(args[1], list)
+            and all(isinstance(i, list) and len(i) == 2 and all(isinstance(s, str) for s in i)
+                    for i in args[1]))
+
+
 def received(client: redis.Redis, task_id: str) -> None:
     client.hdel(PENDING, task_id)
 
@@ -97,5 +145,5 @@ def task_ids(raw: bytes | str) -> str | None:
     try:
         data = json.loads(raw)
         return str(data["headers"]["id"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # junk too
         return None

@@ -159,17 +159,17 @@ class Store:
         """A queued adaptive repeat that is no longer needed ends `skipped`."""
         return bool(self._skip(keys=cell_script_keys(sweep_id), args=[cell_id, reason, now()]))
 
-    def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str]:
+    def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str, int]:
+        """(1, "", 0) cancelled; (2, worker, generation) running there; (0, status, 0) final."""
         keys = cell_script_keys(sweep_id)
-        code, detail = (self._cancel(keys=keys, args=[cell_id, now()]) + [""])[:2]
-        return int(code), str(detail)
+        code, detail, generation = self._cancel(keys=keys, args=[cell_id, now()])
+        return int(code), str(detail), int(generation)
 
     def rerun(self, sweep_id: str, cell_id: str, generation: int, signed: Signed) -> str | None:
-        """Start a new generation of a final cell; None when done, else why not."""
-        self.r.hset(redis_keys.sweep(sweep_id, "envelopes"), cell_id,
-                    json.dumps([signed.envelope, signed.signature]))
-        keys = cell_script_keys(sweep_id)
-        code, *detail = self._rerun(keys=keys, args=[cell_id, generation, now()])
+        """Start a new generation of a final cell, its envelope stored with it in one script;
+        None when done, else why not (and nothing changed)."""
+        code, *detail = self._rerun(keys=cell_script_keys(sweep_id, "envelopes"), args=[
+            cell_id, generation, now(), json.dumps([signed.envelope, signed.signature])])
         return None if code else f"it is {detail[0]}, not final"
 
     def envelopes(self, sweep_id: str, cell_ids: Iterable[str]) -> list[Signed]:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).parents[3]
 
 
 def _tell(submitted: Submitted, worker: str = "w1") -> None:
-    cancels.tell(submitted.store.r, submitted.sweep_id, {worker: [submitted.cells[0].id]})
+    cancels.tell(submitted.store.r, submitted.sweep_id, {worker: {submitted.cells[0].id: 0}})
 
 
 def test_a_cancel_told_while_the_command_runs_kills_it(submitted: Submitted,
@@ -27,7 +27,7 @@ def test_a_cancel_told_while_the_command_runs_kills_it(submitted: Submitted,
     code = ("import sys, time, redis; sys.path.insert(0, sys.argv[1]); "
             "from workers.shared import cancels; "
             f"cancels.tell(redis.Redis.from_url({submitted.url!r}), {submitted.sweep_id!r}, "
-            f"{{'w1': [{submitted.cells[0].id!r}]}}); time.sleep(60)")
+            f"{{'w1': {{{submitted.cells[0].id!r}: 0}}}}); time.sleep(60)")
     command = python_command(tmp_path, code)
     command.call.argv.append(str(ROOT))
     started = time.monotonic()
@@ -67,3 +67,30 @@ def test_a_command_not_cancelled_runs_with_the_line_beside_it(submitted: Submitt
     _tell(submitted, worker="w1")  # for another cell of the sweep: this one still runs
     other = submitted.attempt(index=1)
     assert hook.around_command(other, command, lambda: ()) == ()
+
+
+def test_a_rerun_of_a_cell_cancelled_while_running_is_not_cancelled(
+        submitted: Submitted, tmp_path: Path) -> None:
+    """Cancel marks belong to a cell's generation: the rerun (the next one) runs, on the
+    worker that heard the cancel and on one that reads the mark from Redis."""
+    from jobs.spec.envelope import decode
+    from runner.control import cancel, rerun
+    from workers.in_flight import Arrival, Group, SignedCell
+    from workers.shared.leases import Lease
+
+    store, sweep_id, cell = submitted.store, submitted.sweep_id, submitted.cells[0]
+    heard = Cancel(store.r, submitted.url, "w1")
+    Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
+    assert store.take(sweep_id, cell.id, 0, "w1", "i1").attempt == 1
+    assert cancel(store, sweep_id, [cell]).done == [cell.id]
+    with pytest.raises(CellFailure, match="cancelled before"):
+        heard.around_command(submitted.attempt(), python_command(tmp_path, "pass"), lambda: ())
+    assert store.finish(sweep_id, cell.id, "w1", "i1", 1, "cancelled", "cancelled")
+    assert rerun(store, submitted.key, sweep_id, [cell], False).done == [cell.id]
+    (signed,) = store.envelopes(sweep_id, [cell.id])
+    group = Group(sweep_id, "t2", (signed,),
+                  (SignedCell(signed, decode(signed.envelope.encode())),))
+    again = Arrival(group, group.cells[0]).taken(2)
+    assert again.envelope.generation == 1
+    for hook in (heard, Cancel(store.r, submitted.url, "w2")):
+        assert hook.around_command(again, python_command(tmp_path, "pass"), lambda: ()) == ()
