@@ -78,7 +78,7 @@ def _panel(ax: Axes, group: Group, metric: str, arms: list[str]) -> None:
 
 def _label(row: ArmRow, metric: str) -> str:
     comparison = getattr(row, f"{metric}_comparison")
-    answer = "baseline" if row.baseline else comparison.answer if comparison else "–"
+    answer = "baseline" if row.baseline else comparison.word if comparison else "–"
     return f"n={row.n}\n{answer}"
 
 

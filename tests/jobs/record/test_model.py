@@ -81,7 +81,7 @@ def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]
     record = build_record("s1", sweep, cells, states, results, {}, "now")
     text = render(record, {"decode": "plot.png"})
     assert "| gather (baseline) | 3 | 512 | 22.00 (21.00 to 23.00) | – |" in text
-    assert "+0.0% (-8.7% to +9.5%), **no effect**" in text
+    assert "+0.0% (-8.7% to +9.5%), **not significant**" in text
     assert "None: every cell was measured." in text and "NVIDIA GB10 sm_121" in text
     assert Record.model_validate(json.loads(record.model_dump_json())) == record
     assert decode_png(record).startswith(b"\x89PNG")
