@@ -172,3 +172,16 @@ def test_opening_paragraph_names_what_a_reader_needs(small: tuple[Sweep, list[Ce
                  "`MLXCEL_FUSED_MOE=0`", "Raw data: [`data/s1/`](data/s1/)"):
         assert fact in opening
     assert "| prefill ms mean (min to max) |" in render(record)
+
+
+def test_the_record_says_not_significant_for_overlap_and_same_at_the_threshold() -> None:
+    from tests.support.records import record
+
+    wide = render(record({"gather": [40.0, 100.0, 120.0], "fused": [30.0, 60.0, 100.0]}))
+    assert "), **not significant** |" in wide and "), **same** |" not in wide
+    assert "no effect" not in wide
+    twelve = [20.0 + i / 10 for i in range(12)]
+    same = record({"gather": twelve, "fused": [v + 0.05 for v in twelve]})
+    c = same.groups[0].rows[1].decode_comparison
+    assert c and c.word == "same" and c.rank.p > c.rank.same_above
+    assert "), **same** |" in render(same)
