@@ -148,7 +148,7 @@ def linear_scan(commits: Sequence[str], evidence: Mapping[str, Evidence], rule: 
 
 
 def _verdict(vs_good: Comparison, vs_bad: Comparison, factor: float) -> tuple[Verdict, str]:
-    change = ratio_text(vs_good.ratio).removesuffix(", no effect")
+    change = ratio_text(vs_good.ratio)
     if worse_beyond(vs_good, factor):
         return "bad", f"{change} against good, worse beyond the factor {factor:g}: {vs_good.reason}"
     if vs_good.answer == "not yet known":
@@ -166,7 +166,7 @@ def _endpoints_open(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Ru
     """More repeats of good and bad while their comparison is open; the end when it says
     there is no regression to look for."""
     good, bad = commits[0], commits[-1]
-    change = ratio_text(regression.ratio).removesuffix(", no effect")
+    change = ratio_text(regression.ratio)
     if regression.answer == "not yet known":
         n_good, n_bad = len(ev[good].values), len(ev[bad].values)
         more = next((k for k in range(1, rule.max_n + 1 - max(n_good, n_bad))
@@ -180,7 +180,7 @@ def _endpoints_open(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Ru
                         f"{_repeats(more)} more each let the rank test decide")
     if not worse_beyond(regression, rule.factor):
         return _stop(commits, ev, "no regression", f"bad {bad[:12]} against good "
-                     f"{good[:12]} is {change}, {regression.answer}: not worse beyond the "
+                     f"{good[:12]} is {change}, {regression.word}: not worse beyond the "
                      f"factor {rule.factor:g}, so there is no first bad commit to find")
     return None
 

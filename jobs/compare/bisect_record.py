@@ -144,7 +144,7 @@ def _measurements(r: BisectRecord) -> str:
 def _vs(c: Comparison | None) -> str:
     if c is None:
         return "–"
-    return f"{ratio_text(c.ratio).removesuffix(', no effect')}, {c.answer}"
+    return f"{ratio_text(c.ratio)}, {c.word}"
 
 
 def _subject(r: BisectRecord, sha: str) -> str:

@@ -4,7 +4,9 @@ Each (backend, model, arm) is compared on decode and prefill tok/s, where higher
 new against old, with the headline rule (jobs/statistics/headline.py). As with asv's
 `--factor`, a change
 counts as **worse** only when the headline says the two differ AND new is slower than old by
-more than the factor; a comparison still "not yet known" is shown as such and fails nothing.
+more than the factor; a change within the factor is **within the factor**; otherwise the
+change is the comparison's word (`Comparison.word`): **same** where the rank test reached its
+same-threshold, **not significant** elsewhere, which fails nothing.
 """
 
 from collections.abc import Iterator
@@ -24,7 +26,8 @@ SCHEMA = 1
 DEFAULT_FACTOR = 1.1  # asv's default: a tenth faster or slower is worth a line
 
 # What happened to one arm on one metric, from old to new. "worse" and "failed" fail the gate.
-Change = Literal["worse", "better", "same", "not yet known", "failed", "not measured"]
+Change = Literal["worse", "better", "within the factor", "same", "not significant", "failed",
+                 "not measured"]
 GATING: frozenset[str] = frozenset({"worse", "failed"})
 
 
@@ -106,12 +109,14 @@ def change_of(c: Comparison, factor: float) -> tuple[Change, str]:
     if c.answer == "differs" and faster:
         return "better", f"new is faster than old {beyond}: {c.reason}"
     if c.answer == "differs":
-        return "same", f"the two differ, but within the factor {factor:g}: {c.reason}"
-    if c.answer == "no effect":
-        return "same", c.reason
+        return "within the factor", f"new is {c.word} than old, but within the factor " \
+            f"{factor:g}: {c.reason}"
+    if c.word == "same":
+        return "same", f"{c.reason}, and the rank test's p {c.rank.p:.3g} is above its " \
+            f"same-threshold {c.rank.same_above:.3g}"
     pending = (f"; new is slower {beyond}, so it would count as worse once decided (a larger "
                "`n` on both sides settles it)" if slower else "")
-    return "not yet known", c.reason + pending
+    return "not significant", c.reason + pending
 
 
 _Key = tuple[str, str, str]  # backend, model, arm
@@ -202,8 +207,8 @@ def _summary(counts: dict[str, int], factor: float) -> str:
             + (f" and {_n(counts['failed'])} failed on the new side" if counts["failed"] else "")
             + ": the gate fails" if gating
             else f"nothing got worse beyond the factor {factor:g}: the gate passes")
-    unknown = counts["not yet known"]
-    tail = (f"; {_n(unknown)} {'is' if unknown == 1 else 'are'} not yet known and "
+    unknown = counts["not significant"]
+    tail = (f"; {_n(unknown)} {'is' if unknown == 1 else 'are'} not significant and "
             f"{'does' if unknown == 1 else 'do'} not fail the gate" if unknown else "")
     missing = counts["not measured"]
     tail += (f"; {_n(missing)} measured on one side only, not compared" if missing else "")
@@ -223,17 +228,18 @@ def render(result: SideBySide) -> str:
              f"counts as **worse** only when the headline rule says the two differ and new is "
              f"slower than old by more than the factor {result.factor:g} (new / old < "
              f"{1 / result.factor:.3f}); a cell that failed on the new side only also fails "
-             "the gate. A comparison that is not yet known fails nothing.\n",
+             "the gate. A comparison that is not significant fails nothing; **same** needs "
+             "the rank test's same-threshold.\n",
              "| change | backend | model | arm | metric | old | new | new vs old | rank test "
-             "| headline | why |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| why |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result.rows:
         c = r.comparison
         rank = f"{c.rank.answer} (p = {c.rank.p:.3g}, n {c.n_baseline} vs {c.n})" if c else "–"
         change = f"**{r.change}**" if r.change in GATING else r.change
         lines.append(f"| {change} | {r.backend} | {r.model} | {r.arm} | {r.metric} "
                      f"| {span_text(r.old)} | {span_text(r.new)} "
-                     f"| {ratio_text(c.ratio).removesuffix(', no effect') if c else '–'} "
-                     f"| {rank} | {c.answer if c else '–'} | {_cell(r.reason)} |")
+                     f"| {ratio_text(c.ratio) if c else '–'} "
+                     f"| {rank} | {_cell(r.reason)} |")
     hosts = [r for r in result.rows if r.hosts_old and r.hosts_new and r.hosts_old != r.hosts_new]
     if hosts:
         lines.append(f"\n{len(hosts)} rows compare measurements made on different hosts "

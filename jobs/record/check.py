@@ -226,7 +226,7 @@ def _comparisons(where: str, g: Group) -> list[str]:
         for metric in ("decode", "prefill"):
             ours, theirs = (getattr(x, f"{metric}_comparison") for x in (stated, expected))
             if not _same(ours, theirs):
-                why = f" ({theirs.answer}: {theirs.reason})" if theirs else ""
+                why = f" ({theirs.word}: {theirs.reason})" if theirs else ""
                 problems.append(f"{where} / {stated.arm}: the {metric} comparison with the "
                                 f"baseline does not follow from the measurements{why}")
     return problems

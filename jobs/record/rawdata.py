@@ -31,7 +31,7 @@ _MEASUREMENT_COLUMNS = (
 _COMPARISON_COLUMNS = (
     "backend", "model", "commit", "arm", "metric", "n", "n_baseline", "ratio_mean",
     "ratio_low", "ratio_high", "ranges_apart", "mann_whitney_p", "ks_p", "alpha",
-    "same_above", "rank_test", "noise_floor", "answer", "capped", "reason")
+    "same_above", "rank_test", "noise_floor", "answer", "word", "capped", "reason")
 _KERNEL_COLUMNS = ("backend", "model", "commit", "kernel", "phase", "launches_per_token",
                    "us_per_token", "share")
 
@@ -56,7 +56,7 @@ def _comparisons(record: Record) -> Iterable[Sequence[object]]:
                 yield (g.backend, g.model, g.commit, row.arm, c.metric, c.n, c.n_baseline,
                        c.ratio.mean, c.ratio.low, c.ratio.high, c.ranges_apart,
                        c.rank.mann_whitney_p, c.rank.ks_p, c.rank.alpha, c.rank.same_above,
-                       c.rank.answer, c.noise_floor, c.answer, c.capped, c.reason)
+                       c.rank.answer, c.noise_floor, c.answer, c.word, c.capped, c.reason)
 
 
 def _kernels(record: Record) -> Iterable[Sequence[object]]:

@@ -2,14 +2,18 @@
 
 An arm differs from the baseline only when the two ranges are apart, the rank test says
 different, and the change exceeds the A/A noise floor where one was measured; overlapping
-ranges are "no effect"; anything else is "not yet known" (docs/statistics.md).
+ranges are "no effect"; anything else is "not yet known" (docs/statistics.md). Those are
+the rule's states; what a user reads is one word, `word()`, the same in the record, `compare`
+and `bisect`.
 """
 
 import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from math import comb
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import computed_field, model_validator
 
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
@@ -29,6 +33,9 @@ _IQR_IN_SD = 1.3489795003921634  # a normal distribution's interquartile range i
 
 RankAnswer = Literal["different", "same", "unknown"]
 Headline = Literal["differs", "no effect", "not yet known"]
+# The word a user reads. Every metric compared is a rate (tok/s, or a ratio of rates), so
+# higher is faster.
+Word = Literal["faster", "slower", "same", "not significant"]
 
 
 class RankTest(Strict):
@@ -59,6 +66,17 @@ class Comparison(Strict):
     answer: Headline
     reason: str
     capped: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_word(cls, data: Any) -> Any:
+        """A record's JSON carries the word; it is read again from the answer, never stored."""
+        return {k: v for k, v in data.items() if k != "word"} if isinstance(data, dict) else data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def word(self) -> Word:
+        return word(self.answer, self.rank.answer, self.ratio.mean)
 
 
 def compare(metric: str, arm: Sequence[float], base: Sequence[float],
@@ -92,6 +110,15 @@ def headline(arm: Span, base: Span, rank: RankAnswer, p: float,
              if noise_floor is not None else "no A/A noise floor was measured")
     return "differs", (f"the ranges are apart, the rank test says different (p = {p:.3g} ≤ "
                        f"{ALPHA}), and {floor}")
+
+
+def word(answer: Headline, rank: RankAnswer, ratio_mean: float) -> Word:
+    """The one word for a comparison: faster or slower only where the headline rule says the
+    two differ; same only where the ranges overlap and the rank test reached its
+    same-threshold; otherwise not significant (pyperf's words; asv prints "~")."""
+    if answer == "differs":
+        return "faster" if ratio_mean > 1 else "slower"
+    return "same" if answer == "no effect" and rank == "same" else "not significant"
 
 
 def noise_floor(aa: Span | None, base: Span | None) -> float | None:

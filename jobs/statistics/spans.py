@@ -1,6 +1,7 @@
 """The only statistics a record shows: n, mean, min to max, and ratios with their range.
 
-Ranges are never presented as more than they are: overlapping ranges mean no effect.
+Ranges are never presented as more than they are; the word for a comparison is the headline
+rule's (jobs/statistics/headline.py), never a ratio's alone.
 """
 
 from collections.abc import Sequence
@@ -52,8 +53,7 @@ def span_text(span: Span | None, digits: int = 2) -> str:
 def ratio_text(ratio: Ratio | None) -> str:
     if ratio is None:
         return "–"
-    text = f"{_pct(ratio.mean)} ({_pct(ratio.low)} to {_pct(ratio.high)})"
-    return f"{text}, no effect" if ratio.no_effect else text
+    return f"{_pct(ratio.mean)} ({_pct(ratio.low)} to {_pct(ratio.high)})"
 
 
 def _pct(ratio: float) -> str:

@@ -173,7 +173,8 @@ def _cache(r: Record) -> str:
 
 def _method(r: Record) -> str:
     adaptive = (f" With adaptive repeats, a group gets another repeat of every arm while any "
-                f"comparison is still not yet known, up to {r.adaptive_max_n} per arm; the "
+                f"comparison is not significant with its ranges apart (more repeats may decide "
+                f"it), up to {r.adaptive_max_n} per arm; the "
                 "record says when the cap stopped them." if r.adaptive_max_n else
                 f" This sweep has no adaptive repeats: at n = {r.n} against {r.n} the smallest "
                 f"two-sided rank-test p is {r.smallest_p:.3g}"
@@ -189,8 +190,11 @@ def _method(r: Record) -> str:
             "two ranges allow, then the answer. An arm **differs** from the baseline only when "
             "its range and the baseline's are apart, the rank test (Mann-Whitney U and "
             "Kolmogorov-Smirnov, two-sided, the smaller p; different at p ≤ 0.05) says "
-            "different, and the change exceeds the A/A noise floor where one was measured; "
-            "overlapping ranges are **no effect**; anything else is **not yet known**. "
+            "different, and the change exceeds the A/A noise floor where one was measured: "
+            "it is then **faster** or **slower**. It is **same** only where the ranges "
+            "overlap and the rank test's p is above its same-threshold (the p a shift of one "
+            "interquartile range would stay below in 99 % of samples of these sizes); "
+            "anything else is **not significant**. "
             f"See docs/statistics.md.{aa}{adaptive}\n")
 
 
@@ -272,8 +276,7 @@ def _group(g: Group, names: dict[str, str]) -> str:
 def _vs(ratio: Ratio | None, c: Comparison | None) -> str:
     if c is None:
         return ratio_text(ratio)
-    text = ratio_text(c.ratio).removesuffix(", no effect")
-    return f"{text}, **{c.answer}**"
+    return f"{ratio_text(c.ratio)}, **{c.word}**"
 
 
 def _comparisons(g: Group) -> str:
@@ -282,7 +285,7 @@ def _comparisons(g: Group) -> str:
     if not found:
         return ""
     rows = ["\n| arm | metric | n vs baseline | ranges | Mann-Whitney p | KS p | rank test "
-            "| A/A noise floor | answer | why |", "|---|---|---|---|---|---|---|---|---|---|"]
+            "| A/A noise floor | word | why |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row, c in found:
         floor = f"±{c.noise_floor:.1%}" if c.noise_floor is not None else "–"
         same = (f"same above {c.rank.same_above:.3f}" if c.rank.same_above < 1
@@ -290,7 +293,7 @@ def _comparisons(g: Group) -> str:
         rank = f"{c.rank.answer} (different at p ≤ {c.rank.alpha:g}; {same})"
         rows.append(f"| {row.arm} | {c.metric} | {c.n} vs {c.n_baseline} "
                     f"| {'apart' if c.ranges_apart else 'overlap'} | {c.rank.mann_whitney_p:.3g} "
-                    f"| {c.rank.ks_p:.3g} | {rank} | {floor} | **{c.answer}** "
+                    f"| {c.rank.ks_p:.3g} | {rank} | {floor} | **{c.word}** "
                     f"| {_cell(c.reason)} |")
     aa = next((c for row, c in found if row.aa and c.answer == "differs"), None)
     if aa:

@@ -1,5 +1,6 @@
 """The record's plots: decode and prefill tok/s per arm (mean, min-max whiskers and every
-point, y from zero), and per-token time by phase. A plot with nothing to show is not made.
+point, y from zero, one scale across a figure's panels), and per-token time by phase. A plot
+with nothing to show is not made.
 """
 
 import io
@@ -11,79 +12,112 @@ matplotlib.use("Agg")  # no display on lab hosts or in CI
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from jobs.profiles.attribution import Attribution  # noqa: E402
 from jobs.record.model import Record  # noqa: E402
 from jobs.record.parts import ArmRow, Group  # noqa: E402
 
 _COLS = 3
-_PANEL = (4.4, 3.6)  # inches per group panel
+_PANEL = (4.6, 3.8)  # inches per group panel
+_DPI = 130  # with the font sizes below, readable at 100 % zoom
+_TEXT, _SMALL = 10, 9  # points: axis labels and titles; ticks, answers and the legend
 # More panels than a reader can look at in one figure cost time and say nothing: the figure
 # shows the first ones, names how many it leaves to the tables, and stays this size.
 MAX_PANELS = 12
+# Okabe and Ito's colour-blind-safe palette, without its yellow (too pale on white) and with
+# its vermillion last, so the first arms are never told apart by red against green alone.
+ARM_COLOURS = ("#0072B2", "#E69F00", "#CC79A7", "#56B4E9", "#009E73", "#D55E00")
+BASELINE_COLOUR = "#666666"  # the baseline, and the A/A arm (hollow): grey, neutral
+POINT_COLOUR = "#AAAAAA"  # each measurement, beside its arm's dot
+# Which way is better, per plotted metric (both are tok/s).
+BETTER = {"decode": "higher", "prefill": "higher"}
+LEGEND = ("mean", "min to max", "each measurement")
 
 
 def decode_png(record: Record) -> bytes | None:
-    return _metric_png(record, "decode")
+    fig = metric_figure(record, "decode")
+    return _png(fig) if fig else None
 
 
 def prefill_png(record: Record) -> bytes | None:
-    return _metric_png(record, "prefill")
+    fig = metric_figure(record, "prefill")
+    return _png(fig) if fig else None
 
 
-def _metric_png(record: Record, metric: str) -> bytes | None:
+def metric_figure(record: Record, metric: str) -> Figure | None:
+    """One panel per group on one y scale, from zero; None when nothing was measured."""
     measured = [g for g in record.groups if any(getattr(r, f"{metric}_tps") for r in g.rows)]
     if not measured:
         return None
     groups = measured[:MAX_PANELS]
     cols = min(len(groups), _COLS)
     rows = (len(groups) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.6),
-                             squeeze=False, layout="constrained")
-    arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows))  # one colour per arm
+    fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.9),
+                             squeeze=False, sharey=True, layout="constrained")
+    arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows  # a colour per arm
+                              if not (r.baseline or r.aa)))
     for ax, group in zip(axes.flat, groups, strict=False):
         _panel(ax, group, metric, arms)
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
-    title = (f"{record.sweep_name}: {metric} tok/s per arm: mean, min to max and each "
-             "measurement; above each arm its n and its answer against the baseline"
+    top = max(getattr(r, f"{metric}_tps").max for g in groups for r in g.rows
+              if getattr(r, f"{metric}_tps"))
+    axes[0][0].set_ylim(0, top * 1.25 if top > 0 else 1)  # shared; room for the labels
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"{metric} tok/s ({BETTER[metric]} is better)", fontsize=_TEXT)
+    title = (f"{record.sweep_name}: {metric} tok/s per arm; above each arm its n and its "
+             "answer against the baseline"
              + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
                 "all)" if len(measured) > len(groups) else ""))
-    fig.suptitle(_wrap(title, 52 * cols), fontsize=10)
-    return _png(fig)
+    fig.suptitle(_wrap(title, 60 * cols), fontsize=_TEXT + 1)
+    fig.legend(handles=_legend_handles(), loc="outside lower center", ncols=3,
+               fontsize=_SMALL, frameon=False)
+    return fig
+
+
+def _legend_handles() -> list[Line2D]:
+    dot, whiskers, points = LEGEND
+    return [Line2D([], [], marker="o", color=BASELINE_COLOUR, linestyle="", label=dot),
+            Line2D([], [], marker="|", markersize=14, markeredgewidth=1.5,
+                   color=BASELINE_COLOUR, linestyle="", label=whiskers),
+            Line2D([], [], marker="o", markersize=4, color=POINT_COLOUR, linestyle="",
+                   label=points)]
 
 
 def _panel(ax: Axes, group: Group, metric: str, arms: list[str]) -> None:
     names = [r.arm for r in group.rows]
-    top = 0.0
     for x, row in enumerate(group.rows):
         span = getattr(row, f"{metric}_tps")
         if span is None:
             continue
+        colour = arm_colour(row, arms)
         ax.errorbar([x], [span.mean], yerr=[[span.mean - span.min], [span.max - span.mean]],
-                    fmt="o", capsize=6, color=_colour(row, arms.index(row.arm)), zorder=2)
+                    fmt="o", capsize=6, color=colour, mfc="white" if row.aa else colour,
+                    zorder=2)
         points = [getattr(m, f"{metric}_tps") for m in group.measurements if m.arm == row.arm]
-        ax.scatter([x + 0.14] * len(points), points, s=10, color="grey", zorder=3)
+        ax.scatter([x + 0.16] * len(points), points, s=14, color=POINT_COLOUR, zorder=3)
         ax.annotate(_label(row, metric), (x, span.max), textcoords="offset points",
-                    xytext=(0, 5), ha="center", va="bottom", fontsize=7)
-        top = max(top, span.max)
-    ax.set_xticks(range(len(names)), [_wrap(n, 14) for n in names], fontsize=8)
+                    xytext=(0, 5), ha="center", va="bottom", fontsize=_SMALL)
+    ax.set_xticks(range(len(names)), [_wrap(n, 14) for n in names], fontsize=_SMALL)
+    ax.tick_params(axis="y", labelsize=_SMALL)
     ax.set_xlim(-0.6, len(names) - 0.4)
-    ax.set_ylim(0, top * 1.25 if top > 0 else 1)  # from zero; room for the labels above
     ax.set_title(f"{group.backend} · {_wrap(group.model, 34)}\n{group.commit[:12]}",
-                 fontsize=9)
-    ax.set_ylabel(f"{metric} tok/s")
+                 fontsize=_TEXT)
     ax.grid(axis="y", alpha=0.3)
 
 
 def _label(row: ArmRow, metric: str) -> str:
     comparison = getattr(row, f"{metric}_comparison")
-    answer = "baseline" if row.baseline else comparison.answer if comparison else "–"
+    answer = "baseline" if row.baseline else comparison.word if comparison else "–"
     return f"n={row.n}\n{answer}"
 
 
-def _colour(row: ArmRow, index: int) -> str:
-    return "C0" if row.baseline else "dimgrey" if row.aa else f"C{index % 9 + 1}"
+def arm_colour(row: ArmRow, arms: list[str]) -> str:
+    """Grey for the baseline and its A/A twin; the palette in order for the other `arms`."""
+    if row.baseline or row.aa:
+        return BASELINE_COLOUR
+    return ARM_COLOURS[arms.index(row.arm) % len(ARM_COLOURS)]
 
 
 # The token's wall time not spent in kernels (jobs/profiles/attribution.py's Idle), drawn as a row.
@@ -160,6 +194,6 @@ def _wrap(text: str, width: int) -> str:
 
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
+    fig.savefig(buffer, format="png", dpi=_DPI)
     plt.close(fig)
     return buffer.getvalue()

@@ -53,7 +53,7 @@ def decode_gap(g: Group, arm: str) -> Gap:
 
 def host_reason(gap: Gap) -> str:
     c = gap.comparison
-    left = (f"at n = {c.n} against {c.n_baseline} unflagged runs {c.answer}: {c.reason}"
+    left = (f"at n = {c.n} against {c.n_baseline} unflagged runs {c.word}: {c.reason}"
             if c else "too few unflagged runs to compare")
     return (f"host: {len(gap.flagged)} runs were flagged for their host and left out "
             f"({_cells(gap.flagged)}); {left}")
@@ -85,7 +85,7 @@ def relation(family: Group, control: Group, arm: str) -> tuple[Relation, str]:
             return "not settled", f"the {who}'s {host_reason(g)}"
         if g.comparison is None or g.comparison.answer == "not yet known":
             why = g.comparison.reason if g.comparison else "no decode rows to compare"
-            return "not settled", f"more repeats: the {who}'s gap is not yet known ({why})"
+            return "not settled", f"more repeats: the {who}'s gap is not significant yet ({why})"
     assert fam.comparison and ctl.comparison
     fam_gap, ctl_gap = _slower(fam.comparison), _slower(ctl.comparison)
     if not fam_gap and not ctl_gap:
@@ -109,7 +109,8 @@ def _ratios(family: Group, control: Group, arm: str) -> tuple[Relation, str]:
     if c is None:
         return "not settled", "no ratios to compare"
     if c.answer == "not yet known":
-        return "not settled", f"more repeats: the ratios are not yet known apart ({c.reason})"
+        return "not settled", ("more repeats: the ratios' difference is not significant yet "
+                               f"({c.reason})")
     if c.answer == "no effect":
         return "general", f"both are slower and their ratios do not differ ({c.reason})"
     word: Relation = "family-specific" if c.ratio.mean < 1 else "narrower"

@@ -137,7 +137,7 @@ def test_no_regression_within_the_factor_or_overlapping() -> None:
     within = {COMMITS[0]: Evidence(values=[1000.0, 1001.0, 1002.0, 1003.0, 1004.0]),
               COMMITS[-1]: Evidence(values=[950.0, 951.0, 952.0, 953.0, 954.0])}
     step = plan(COMMITS, within, rule)
-    assert step.outcome == "no regression" and "differs" in step.reason
+    assert step.outcome == "no regression" and "slower: not worse beyond" in step.reason
     faster = {COMMITS[0]: within[COMMITS[-1]], COMMITS[-1]: within[COMMITS[0]]}
     assert plan(COMMITS, faster, rule).outcome == "no regression"
 
@@ -179,3 +179,16 @@ def test_the_record_shows_every_commit_and_decision() -> None:
     assert "5. " in text and "6. First bad commit" in text
     assert "measured nothing in 1 cell(s): failed: build failed" in text
     assert BisectRecord.model_validate_json(record.model_dump_json()) == record
+
+
+def test_the_endpoints_comparison_says_its_word() -> None:
+    rule = make_rule("decode tok/s", 1.1, 3, 10, 1)
+    overlap = {COMMITS[0]: Evidence(values=[1000.0, 700.0, 1300.0, 1001.0, 999.0]),
+               COMMITS[-1]: Evidence(values=[900.0, 1200.0, 650.0, 1002.0, 998.0])}
+    step = plan(COMMITS, overlap, rule)
+    assert step.outcome == "no regression" and ", not significant: not worse" in step.reason
+    twelve = [1000.0 + i for i in range(12)]
+    same = {COMMITS[0]: Evidence(values=twelve),
+            COMMITS[-1]: Evidence(values=[v + 0.5 for v in twelve])}
+    assert ", same: not worse" in plan(COMMITS, same, make_rule("decode tok/s", 1.1, 12, 12,
+                                                                    1)).reason

@@ -70,7 +70,7 @@ def test_comparisons_repeats_and_evidence_are_recomputed() -> None:
     edited = record.model_copy(update={"groups": [group.model_copy(
         update={"rows": [group.rows[0], claimed, *group.rows[2:]]})]})
     assert any("decode comparison with the baseline does not follow from the measurements "
-               "(differs:" in p for p in check_record(edited))
+               "(faster:" in p for p in check_record(edited))
     fewer = record.model_copy(update={"skipped": record.skipped[1:],
                                       "cells_expected": record.cells_expected - 1})
     assert any("cells neither measured, missing nor skipped: " in p for p in check_record(fewer))

@@ -81,7 +81,7 @@ def test_views_show_the_model_without_recomputing(small: tuple[Sweep, list[Cell]
     record = build_record("s1", sweep, cells, states, results, {}, "now")
     text = render(record, {"decode": "plot.png"})
     assert "| gather (baseline) | 3 | 512 | 22.00 (21.00 to 23.00) | – |" in text
-    assert "+0.0% (-8.7% to +9.5%), **no effect**" in text
+    assert "+0.0% (-8.7% to +9.5%), **not significant**" in text
     assert "None: every cell was measured." in text and "NVIDIA GB10 sm_121" in text
     assert Record.model_validate(json.loads(record.model_dump_json())) == record
     assert decode_png(record).startswith(b"\x89PNG")
@@ -172,3 +172,16 @@ def test_opening_paragraph_names_what_a_reader_needs(small: tuple[Sweep, list[Ce
                  "`MLXCEL_FUSED_MOE=0`", "Raw data: [`data/s1/`](data/s1/)"):
         assert fact in opening
     assert "| prefill ms mean (min to max) |" in render(record)
+
+
+def test_the_record_says_not_significant_for_overlap_and_same_at_the_threshold() -> None:
+    from tests.support.records import record
+
+    wide = render(record({"gather": [40.0, 100.0, 120.0], "fused": [30.0, 60.0, 100.0]}))
+    assert "), **not significant** |" in wide and "), **same** |" not in wide
+    assert "no effect" not in wide
+    twelve = [20.0 + i / 10 for i in range(12)]
+    same = record({"gather": twelve, "fused": [v + 0.05 for v in twelve]})
+    c = same.groups[0].rows[1].decode_comparison
+    assert c and c.word == "same" and c.rank.p > c.rank.same_above
+    assert "), **same** |" in render(same)

@@ -59,7 +59,8 @@ def test_an_aa_pair_is_no_gap_and_no_gap_in_either() -> None:
     r = built(4, by_table(AA))
     assert check_record(r) == []
     assert {o for o, _ in verdicts(r).values()} == {"no gap"}
-    assert all(why.startswith("no effect: the ranges overlap") for _, why in verdicts(r).values())
+    assert all(why.startswith("not significant: the ranges overlap")
+               for _, why in verdicts(r).values())
     assert set(relations(r).values()) == {"no gap in either"}
 
 
