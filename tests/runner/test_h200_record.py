@@ -1,5 +1,5 @@
-"""The committed H200 record (docs/records/h200-moe-decode/run-3/) is made from its own raw
-artifacts: `check --artifacts` re-reads every attempt from the tarball the GPU machine sent
+"""The committed H200 records (docs/records/h200-moe-decode/run-3/ and run-4/) are made from their
+own raw artifacts: `check --artifacts` re-reads every attempt from the tarball the GPU machine sent
 back, verifies its sha256, parses its raw output again and recomputes every figure."""
 
 import json
@@ -8,10 +8,15 @@ import sys
 import tarfile
 from pathlib import Path
 
-RUN = Path(__file__).parents[2] / "docs" / "records" / "h200-moe-decode" / "run-3"
+import pytest
+
+RECORDS = Path(__file__).parents[2] / "docs" / "records" / "h200-moe-decode"
+RUNS = [RECORDS / "run-3", RECORDS / "run-4"]
 
 
-def test_the_committed_h200_record_passes_check_against_its_raw_artifacts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("RUN", RUNS, ids=lambda p: p.name)
+def test_the_committed_h200_record_passes_check_against_its_raw_artifacts(
+        RUN: Path, tmp_path: Path) -> None:  # noqa: N803
     with tarfile.open(RUN / "raw-artifacts.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     record = next(RUN.glob("h200-moe-decode-*.json"))
@@ -22,7 +27,8 @@ def test_the_committed_h200_record_passes_check_against_its_raw_artifacts(tmp_pa
     assert done.stdout.strip().endswith("passes")
 
 
-def test_its_splits_are_consistent_or_flagged_with_the_reason() -> None:
+@pytest.mark.parametrize("RUN", RUNS, ids=lambda p: p.name)
+def test_its_splits_are_consistent_or_flagged_with_the_reason(RUN: Path) -> None:  # noqa: N803
     record = json.loads(next(RUN.glob("h200-moe-decode-*.json")).read_text())
     timelines = [g["profile"]["attribution"]["timeline"] for g in record["groups"]
                  if g.get("profile") and g["profile"].get("attribution")]
