@@ -6,7 +6,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # A path stops at a placeholder (`test_<name>.py`, `history-*.png`): those are patterns.
-PATH = re.compile(r"(?<![\w./-])((?:jobs|runner|workers|tests|deploy|docs)/[\w./-]*[\w/])(?![\w<*{-])")
+PATH = re.compile(r"(?<![\w./-])((?:jobs|runner|workers|tests|deploy|docs)/[\w./-]*[\w/])"
+                  r"(?![\w<*{-])")
 # A path in another project's tree, introduced by its owner's name just before it.
 ELSEWHERE = re.compile(r"(mlxcel's|mlxcel|MLX's|mlx)\s+`?$")
 
