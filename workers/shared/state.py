@@ -21,7 +21,7 @@ from jobs.spec.sweep import Sweep
 from workers.shared import redis_keys
 from workers.shared.clock import epoch, now
 from workers.shared.messages import Signed
-from workers.shared.redis_keys import REFUSED, SWEEPS, cell_script_keys
+from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
 
@@ -83,7 +83,14 @@ class Store:
         pipe.hset(redis_keys.sweep(sweep_id, "envelopes"), mapping={
             cell: json.dumps([s.envelope, s.signature]) for cell, s in signed.items()})
         pipe.zadd(SWEEPS, {sweep_id: epoch()})
+        pipe.hset(SPECS, spec, sweep_id)
         pipe.execute()
+
+    def same_spec(self, spec: str) -> str | None:
+        """The newest sweep in Redis with this spec hash; an index entry whose sweep is gone
+        (deleted, or lost and not restored) names none."""
+        sweep_id = self.r.hget(SPECS, spec)
+        return sweep_id if sweep_id and self.r.exists(redis_keys.sweep(sweep_id)) else None
 
     def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
         data = self.r.hgetall(redis_keys.sweep(sweep_id))
