@@ -77,7 +77,7 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
         update={"commits": [resolved[c] for c in sweep.target.commits]})})
     spec = spec_hash(pinned)
-    store = Store.connect(settings.redis_url)
+    store = Store.connect(settings.redis_url, writing=True)
     if not again:
         refuse_same(store, spec, source)
     cells = expand(pinned)

@@ -20,6 +20,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from workers.shared import redis_keys
 from workers.shared.clock import epoch, now
+from workers.shared.eviction import refuse_evicting
 from workers.shared.messages import Signed
 from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
 
@@ -60,8 +61,12 @@ class Store:
         self._skip = client.register_script(lua("skip"))
 
     @classmethod
-    def connect(cls, url: str) -> "Store":
-        return cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+    def connect(cls, url: str, writing: bool = False) -> "Store":
+        """A store on `url`; one `writing` sweeps or queues refuses a Redis that evicts."""
+        store = cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+        if writing:
+            refuse_evicting(store.r)
+        return store
 
     # ---- sweeps -------------------------------------------------------------------------
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
