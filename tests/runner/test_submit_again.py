@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.fleet import Target, arms, cli, sweep_file
-from workers.shared.queues import backend_queue
 from workers.shared import redis_keys
+from workers.shared.queues import backend_queue
 from workers.shared.redis_keys import SPECS
 from workers.shared.settings import Settings
 from workers.shared.state import Store
