@@ -14,6 +14,7 @@ from jobs.spec.envelope import encode, spec_hash
 from jobs.spec.specfile import load, located
 from jobs.spec.sweep import Sweep, catalogue_problems
 from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
+from runner.status import summary
 from workers.shared.catalogue import load_catalogue
 from workers.shared.clock import epoch, now
 from workers.shared.messages import GroupMessage, Signed, publish
@@ -62,22 +63,26 @@ def resolve_commits(repo: str, names: list[str]) -> dict[str, str]:
     return resolved
 
 
-def submit(path: Path, settings: Settings) -> tuple[str, list[Cell]]:
-    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings)
+def submit(path: Path, settings: Settings, again: bool = False) -> tuple[str, list[Cell]]:
+    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings, again)
 
 
-def submit_sweep(sweep: Sweep, source: str, settings: Settings) -> tuple[str, list[Cell]]:
+def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = False
+                 ) -> tuple[str, list[Cell]]:
     """Submit a sweep already read and checked (`read_sweep`), or one made from such a sweep
-    (bisect's rounds); `source` says where it came from."""
+    (bisect's rounds); `source` says where it came from. A sweep whose spec (commits pinned)
+    is already in Redis is refused unless `again`: measuring twice is asked for, never silent."""
     key = signer(settings.signing_key)
     resolved = resolve_commits(sweep.target.repo, sweep.target.commits)
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
         update={"commits": [resolved[c] for c in sweep.target.commits]})})
+    spec = spec_hash(pinned)
+    store = Store.connect(settings.redis_url, writing=True)
+    if not again:
+        refuse_same(store, spec, source)
     cells = expand(pinned)
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-    spec = spec_hash(pinned)
     signed = sign_all(key, sweep_id, 0, spec, cells)
-    store = Store.connect(settings.redis_url)
     store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved)
     write_sweep_file(open_store(settings.artifacts, settings), SweepFile(
         protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
@@ -85,6 +90,17 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings) -> tuple[str, li
         spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
     publish(store.r, group_messages(sweep_id, cells, signed), epoch())
     return sweep_id, cells
+
+
+def refuse_same(store: Store, spec: str, source: str) -> None:
+    """A sentence naming the sweep already in Redis with this spec, finished or not."""
+    same = store.same_spec(spec)
+    if same is None:
+        return
+    status = summary(store.states(same)) or "no cells"
+    raise UserError(f"sweep {same} ({status}) has the same spec and commits and is still in "
+                    f"Redis; `benchfleet status {same}` shows it, and `benchfleet submit "
+                    f"--again {source}` measures it again")
 
 
 def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list[Cell],

@@ -127,8 +127,10 @@ class Bisect:
         by_n: dict[int, list[str]] = {}
         for q in requests:
             by_n.setdefault(q.repeats, []).append(q.commit)
+        # again: a round measures what it asks for, whatever an earlier bisect measured
         submitted = [submit_sweep(round_sweep(self.base, self.subject, commits, n),
-                                  self.source, self.settings) for n, commits in by_n.items()]
+                                  self.source, self.settings, again=True)
+                     for n, commits in by_n.items()]
         for sweep_id, cells in submitted:
             self.say(f"  {sweep_id}: {len(cells)} cell{'s' * (len(cells) != 1)} queued")
         try:

@@ -14,7 +14,7 @@ from workers.shared.state import Store
 def command(sweep: str, cells: tuple[str, ...]) -> int:
     """Cancel a sweep's cells (all of them without CELL): queued ones end at once, running
     ones have their command's process group killed by their worker."""
-    store = Store.connect(load_settings().redis_url)
+    store = Store.connect(load_settings().redis_url, writing=True)
     sweep_id = store.resolve(sweep)
     _, all_cells, _ = store.sweep(sweep_id)
     chosen = pick(all_cells, list(cells), store, sweep_id, False) if cells else all_cells

@@ -23,7 +23,7 @@ def command(sweep: str, cells: tuple[str, ...], failed: bool, rebuild: bool) -> 
     if not cells and not failed:
         raise UserError("name the cells to rerun (ids from `benchfleet status`) or pass --failed")
     settings = load_settings()
-    store = Store.connect(settings.redis_url)
+    store = Store.connect(settings.redis_url, writing=True)
     sweep_id = store.resolve(sweep)
     _, all_cells, _ = store.sweep(sweep_id)
     chosen = pick(all_cells, list(cells), store, sweep_id, failed)

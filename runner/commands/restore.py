@@ -15,7 +15,7 @@ from workers.shared.stores import open_store
 def command(sweep_id: str) -> int:
     """Put a sweep Redis has lost back from the artifact store; queue what never ran."""
     settings = load_settings()
-    outcome = restore(Store.connect(settings.redis_url),
+    outcome = restore(Store.connect(settings.redis_url, writing=True),
                       open_store(settings.artifacts, settings), sweep_id)
     Console().print(f"{sweep_id}: restored from the artifact store; {len(outcome.done)} cells "
                     f"queued again, {len(outcome.skipped)} already ended", highlight=False)

@@ -14,9 +14,12 @@ from workers.shared.settings import load_settings
 @click.command()
 @click.argument("sweep", type=click.Path(path_type=Path))
 @click.option("--all", "everything", is_flag=True, help="list every cell, however many")
-def command(sweep: Path, everything: bool) -> int:
-    """Expand a sweep into cells and queue them; the last line printed is the sweep id."""
-    sweep_id, cells = submit(sweep, load_settings())
+@click.option("--again", is_flag=True, help="measure it again, even though a sweep with the "
+              "same spec and commits is in Redis")
+def command(sweep: Path, everything: bool, again: bool) -> int:
+    """Expand a sweep into cells and queue them; the last line printed is the sweep id. A
+    sweep identical to one in Redis (same spec, same commits) is refused without --again."""
+    sweep_id, cells = submit(sweep, load_settings(), again)
     queued = CellState(status="queued")
     console = Console()
     show(console, cells, {c.id: queued for c in cells},

@@ -12,6 +12,9 @@ from workers.shared.settings import load_settings
 def command(backend: str, name: str | None, loglevel: str) -> int:
     """Run a Celery worker for one backend on this host."""
     from workers.service import default_name, serve
+    from workers.shared.state import Store
 
-    serve(load_settings(), backend, name or default_name(), loglevel)
+    settings = load_settings()
+    Store.connect(settings.redis_url, writing=True)  # an evicting Redis is refused before Celery
+    serve(settings, backend, name or default_name(), loglevel)
     return 0

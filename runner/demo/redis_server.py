@@ -26,11 +26,12 @@ class RedisServer:
     """AOF on (fsync every second): a restart keeps sweeps, states and attempt counters."""
 
     def __init__(self, workdir: Path, port: int = 0, password: str | None = None,
-                 bind: tuple[str, ...] = ("127.0.0.1",)) -> None:
+                 bind: tuple[str, ...] = ("127.0.0.1",), args: tuple[str, ...] = ()) -> None:
         self.workdir = workdir
         self.port = port
         self.password = password
         self.bind = bind
+        self.args = args  # more redis-server options (tests: --maxmemory-policy ...)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -53,7 +54,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", *self.bind, "--save", "",
              "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(self.workdir),
-             "--logfile", str(self.workdir / "redis.log"), *auth],
+             "--logfile", str(self.workdir / "redis.log"), *auth, *self.args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
         self._wait_ready()
         return self

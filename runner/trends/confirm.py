@@ -38,7 +38,8 @@ def confirm(settings: Settings, c: Candidate, say: Callable[[str], None]) -> Ver
         commits = [c.before, c.commit] if number % 2 == 0 else [c.commit, c.before]
         sweep = base.model_copy(update={"target": Target(repo=base.target.repo,
                                                          commits=commits)})
-        sweep_id, _ = submit_sweep(sweep, f"confirm {c.key}", settings)
+        # again: round 3 repeats round 1's order on purpose
+        sweep_id, _ = submit_sweep(sweep, f"confirm {c.key}", settings, again=True)
         sweeps.append(sweep_id)
         say(f"  round {number + 1}: {sweep_id} ({' then '.join(x[:12] for x in commits)})")
         _wait(store, settings, sweep_id)

@@ -113,7 +113,7 @@ class Rig:
         """Submit in this process; the monotonic time its messages went to Redis."""
         path = self.sweep_file(spec)
         with sent() as clock:
-            sweep_id, cells = submit(path, self.settings)
+            sweep_id, cells = submit(path, self.settings, again=True)
         return sweep_id, cells, clock.ns
 
     def wait_final(self, sweep_id: str, timeout_s: float = 600.0) -> None:

@@ -55,7 +55,7 @@ class Lab:
                 "n": n, "warmup": warmup}
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
-        done = cli(self.settings, "submit", str(path))
+        done = cli(self.settings, "submit", "--again", str(path))  # one Redis for all tests
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1]
 

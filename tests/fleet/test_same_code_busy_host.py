@@ -51,7 +51,7 @@ n: 5
 aa: true
 warmup: 0
 """)
-            done = cli(lab_.settings, "submit", str(spec))
+            done = cli(lab_.settings, "submit", "--again", str(spec))  # each round measures
             assert done.returncode == 0, done.stderr
             sweep_id = done.stdout.strip().splitlines()[-1]
             lab_.wait(sweep_id)

@@ -110,7 +110,8 @@ def sweep_file(tmp: Path, spec: dict[str, object]) -> Path:
 
 
 def submit(settings: Settings, path: Path) -> str:
-    done = cli(settings, "submit", str(path))
+    # --again: tests share one Redis; the refusal of an identical sweep has its own test
+    done = cli(settings, "submit", "--again", str(path))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 

@@ -10,6 +10,9 @@ queues.py, beside the routing rule they encode.
 PREFIX = "benchfleet"
 # Sweep ids, newest last (a sorted set scored by submit time).
 SWEEPS = f"{PREFIX}:sweeps"
+# A sweep's spec hash -> the id of the newest sweep submitted with it, so `submit` can say a
+# sweep is already in Redis (written in the same transaction as the sweep).
+SPECS = f"{PREFIX}:specs"
 # Live workers: a sorted set scored by lease expiry.
 WORKERS = f"{PREFIX}:workers"
 # Messages a worker refused (bad signature, replay, policy), newest first, for `status`.

@@ -20,8 +20,9 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from workers.shared import redis_keys
 from workers.shared.clock import epoch, now
+from workers.shared.eviction import refuse_evicting
 from workers.shared.messages import Signed
-from workers.shared.redis_keys import REFUSED, SWEEPS, cell_script_keys
+from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
 
@@ -60,8 +61,12 @@ class Store:
         self._skip = client.register_script(lua("skip"))
 
     @classmethod
-    def connect(cls, url: str) -> "Store":
-        return cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+    def connect(cls, url: str, writing: bool = False) -> "Store":
+        """A store on `url`; one `writing` sweeps or queues refuses a Redis that evicts."""
+        store = cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+        if writing:
+            refuse_evicting(store.r)
+        return store
 
     # ---- sweeps -------------------------------------------------------------------------
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
@@ -83,7 +88,14 @@ class Store:
         pipe.hset(redis_keys.sweep(sweep_id, "envelopes"), mapping={
             cell: json.dumps([s.envelope, s.signature]) for cell, s in signed.items()})
         pipe.zadd(SWEEPS, {sweep_id: epoch()})
+        pipe.hset(SPECS, spec, sweep_id)
         pipe.execute()
+
+    def same_spec(self, spec: str) -> str | None:
+        """The newest sweep in Redis with this spec hash; an index entry whose sweep is gone
+        (deleted, or lost and not restored) names none."""
+        sweep_id = self.r.hget(SPECS, spec)
+        return sweep_id if sweep_id and self.r.exists(redis_keys.sweep(sweep_id)) else None
 
     def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
         data = self.r.hgetall(redis_keys.sweep(sweep_id))
