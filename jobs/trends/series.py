@@ -3,14 +3,70 @@ figures as the record holds them (never recomputed), its flags and where it came
 
 from collections.abc import Mapping
 
-from jobs.record.model import Record
-from jobs.record.parts import ArmRow, Group
+from pydantic import BaseModel, ConfigDict
+
+from jobs.record.attempts import HostFacts
 from jobs.statistics.headline import noise_floor
 from jobs.statistics.spans import Span
 from jobs.trends.fingerprint import Testbed, host_testbed
 
 # The row figures a series follows; higher is better for all of them.
 METRICS = ("decode_tps", "prefill_tps")
+
+
+class _Read(BaseModel):
+    """A part of the record read for history alone: the rest of the record is skipped, not
+    validated (the full model costs 4x a `json.loads` of it: docs/benchmarks/history.md)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, from_attributes=True)
+
+
+class RowRead(_Read):
+    arm: str
+    baseline: bool
+    aa: bool = False
+    hosts: list[str]
+    decode_tps: Span | None
+    prefill_tps: Span | None
+
+
+class FlagsRead(_Read):
+    arm: str
+    flags: list[str]
+
+
+class GroupRead(_Read):
+    commit: str
+    model: str
+    rows: list[RowRead]
+    measurements: list[FlagsRead]
+
+
+class PinsRead(_Read):
+    mlx_pins: dict[str, str]
+
+
+class CheckRead(_Read):
+    ok: bool
+
+
+class MissingRead(_Read):
+    cell_id: str
+    status: str
+    reason: str
+
+
+class RecordRead(_Read):
+    """What the index reads of a record: its points, floors, flags and testbeds."""
+
+    sweep_id: str
+    created: str
+    repo: str
+    hosts: dict[str, HostFacts]
+    meta: PinsRead
+    groups: list[GroupRead]
+    missing: list[MissingRead]
+    check: CheckRead | None = None
 
 
 class Point:
@@ -37,7 +93,7 @@ class Point:
         return not self.flags
 
 
-def record_points(record: Record, source: str) -> tuple[list[Point], dict[str, Testbed]]:
+def record_points(record: RecordRead, source: str) -> tuple[list[Point], dict[str, Testbed]]:
     """Every (row, metric) of the record as a point, and the testbed of each host in it."""
     beds = {name: host_testbed(host) for name, host in record.hosts.items()}
     ok = record.check.ok if record.check else None
@@ -60,14 +116,14 @@ def record_points(record: Record, source: str) -> tuple[list[Point], dict[str, T
     return points, beds
 
 
-def _row_testbed(row: ArmRow, beds: Mapping[str, Testbed]) -> str | None:
+def _row_testbed(row: RowRead, beds: Mapping[str, Testbed]) -> str | None:
     """The row's testbed; a row whose runs spread over testbeds is one no series can hold
     (groups run on one host, so only a hand-edited catalogue makes one)."""
     ids = {beds[h].id for h in row.hosts if h in beds}
     return ids.pop() if len(ids) == 1 else None
 
 
-def _flags(group: Group) -> dict[str, list[str]]:
+def _flags(group: GroupRead) -> dict[str, list[str]]:
     """Per arm, every flag its measurements carry (one pass over the group)."""
     found: dict[str, set[str]] = {}
     for m in group.measurements:
@@ -76,7 +132,7 @@ def _flags(group: Group) -> dict[str, list[str]]:
     return {arm: sorted(flags) for arm, flags in found.items()}
 
 
-def aa_floors(record: Record, beds: Mapping[str, Testbed]) -> list[tuple[str, str, float]]:
+def aa_floors(record: RecordRead, beds: Mapping[str, Testbed]) -> list[tuple[str, str, float]]:
     """(testbed, metric, floor) of every group that measured an A/A arm: the floor its own
     comparisons use (jobs/record/model.py), the largest change the A/A range allows."""
     floors = []

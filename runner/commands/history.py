@@ -20,7 +20,8 @@ from workers.shared.stores import open_store
 
 
 @click.command()
-@click.option("--rebuild", is_flag=True, help="build the index again from the artifact store")
+@click.option("--rebuild", is_flag=True, help="read the whole store into a new index, not "
+              "only the sweeps that changed")
 @click.option("--branch", default="HEAD", show_default=True,
               help="the target's branch whose first-parent line orders the series")
 @click.option("--testbed", help="only this testbed (an id `history` shows)")
@@ -29,7 +30,7 @@ from workers.shared.stores import open_store
 @click.option("--metric", type=click.Choice(["decode_tps", "prefill_tps"]))
 @click.option("--json", "as_json", is_flag=True, help="print the series as JSON")
 @click.option("--import", "imported", type=click.Path(path_type=Path, dir_okay=False),
-              help="keep this file's results in the store's history, then rebuild")
+              help="keep this file's results in the store's history")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=FORMATS[0],
               show_default=True, help="the imported file's format")
 @click.option("--stderr", "stderr", type=click.Path(path_type=Path, dir_okay=False),
@@ -40,7 +41,8 @@ def command(rebuild: bool, branch: str, testbed: str | None, model: str | None,
             arm: str | None, metric: str | None, as_json: bool, imported: Path | None,
             fmt: str, stderr: Path | None, commit: str | None, repo: str | None) -> int:
     """Show history from the artifact store (BENCHFLEET_ARTIFACTS), indexed in
-    BENCHFLEET_HISTORY_DB. Exit 0; 2 when the store or an imported file cannot be read."""
+    BENCHFLEET_HISTORY_DB: the index reads again the sweeps whose attempts changed since its
+    last build. Exit 0; 2 when the store or an imported file cannot be read."""
     settings = load_settings()
     store = open_store(settings.artifacts, settings)
     if imported:
@@ -49,15 +51,11 @@ def command(rebuild: bool, branch: str, testbed: str | None, model: str | None,
         import_file(store, read_import(imported, stderr, format=fmt, commit=commit,
                                        testbed=testbed, model=model, arm=arm or "baseline",
                                        repo=repo))
-    problems = None
-    if rebuild or imported or not settings.history_db.is_file():
-        problems = build(store, settings.history_db, branch)
+    problems = build(store, settings.history_db, branch, rebuild)
     with connect(settings.history_db) as conn:
         found = series(conn, Thresholds(), testbed=testbed, model=model, arm=arm,
                        metric=metric)
         beds = conn.execute("SELECT * FROM testbeds ORDER BY id, hostname").fetchall()
-        if problems is None:
-            problems = [r[0] for r in conn.execute("SELECT sentence FROM problems")]
     if as_json:
         click.echo(json.dumps({"testbeds": [dict(b) | {"fields": json.loads(b["fields"])}
                                             for b in beds],

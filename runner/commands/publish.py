@@ -14,14 +14,14 @@ from workers.shared.stores import open_store
 @click.command()
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True,
               help="the site's folder (served from disk or any web server)")
-@click.option("--rebuild", is_flag=True, help="build the history index again first")
+@click.option("--rebuild", is_flag=True, help="read the whole store into a new index, not "
+              "only the sweeps that changed")
 @click.option("--branch", default="HEAD", show_default=True)
 def command(out: Path, rebuild: bool, branch: str) -> int:
     """Write index, series, regressions and record pages; exit 0 (2: bad input)."""
     settings = load_settings()
     store = open_store(settings.artifacts, settings)
-    if rebuild or not settings.history_db.is_file():
-        build(store, settings.history_db, branch)
+    build(store, settings.history_db, branch, rebuild)
     console = Console()
     say = lambda line: console.print(line, highlight=False, soft_wrap=True, markup=False)  # noqa: E731
     count = publish(store, settings.history_db, out, say)

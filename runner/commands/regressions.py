@@ -24,7 +24,8 @@ from workers.shared.stores import open_store
 @click.option("--since", help="only steps after this commit (a sha or prefix in history)")
 @click.option("--confirm", "confirming", is_flag=True, help="measure every open candidate "
               "again (the commits either side, with an A/A arm) and remember the answer")
-@click.option("--rebuild", is_flag=True, help="build the history index again first")
+@click.option("--rebuild", is_flag=True, help="read the whole store into a new index, not "
+              "only the sweeps that changed")
 @click.option("--branch", default="HEAD", show_default=True)
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("records"),
               show_default=True, help="where a confirmed step's bisect record goes")
@@ -34,8 +35,7 @@ def command(since: str | None, confirming: bool, rebuild: bool, branch: str, out
     """List regression candidates; exit 1 when one is confirmed, else 0 (2: bad input)."""
     settings = load_settings()
     store = open_store(settings.artifacts, settings)
-    if rebuild or not settings.history_db.is_file():
-        build(store, settings.history_db, branch)
+    build(store, settings.history_db, branch, rebuild)
     with connect(settings.history_db) as conn:
         after = position_of(conn, since) if since else None
         found = [c for s in series(conn, Thresholds()) for c in candidates(s, after)]

@@ -22,7 +22,7 @@ def import_file(store: ArtifactStore, item: Imported) -> list[Point]:
         raise UserError(problems[0] if problems else f"{item.file}: no rows to import")
     name = hashlib.sha256(item.model_dump_json().encode()).hexdigest()[:16]
     put_json(store, f"{IMPORTS}/{name}.json", item.model_dump(mode="json"))
-    names = _names(store)
+    names = imported_names(store)
     if name not in names:
         put_json(store, _LIST, [*names, name])
     return points
@@ -41,7 +41,7 @@ def stored_imports(store: ArtifactStore) -> tuple[list[Point], list[str], set[st
     """The points of every imported file, what could not be read, and the repositories that
     place their commits."""
     points, problems, repos = [], [], set()
-    for name in _names(store):
+    for name in imported_names(store):
         raw = get_json(store, f"{IMPORTS}/{name}.json")
         try:
             item = Imported.model_validate(raw)
@@ -55,6 +55,6 @@ def stored_imports(store: ArtifactStore) -> tuple[list[Point], list[str], set[st
     return points, problems, repos
 
 
-def _names(store: ArtifactStore) -> list[str]:
+def imported_names(store: ArtifactStore) -> list[str]:
     listed = get_json(store, _LIST)
     return [str(n) for n in listed] if isinstance(listed, list) else []
