@@ -97,9 +97,8 @@ class Shutdown(Hook):
         if self.group is None:
             _stop_celery(EXIT_OK)
         else:
-            platforms.signals["SIGINT"] = self._interrupted
-            log.warning("worker: warm shutdown: ends after the running cell; the rest of its group is "
-                 "queued again (Ctrl-C again stops the cell now)")
+            log.warning("worker: warm shutdown: ends after the running cell; the rest of its "
+                        "group is queued again (Ctrl-C again stops the cell now)")
 
     def _cold(self, signum: int, frame: FrameType | None) -> None:
         if self.cold:
@@ -108,7 +107,8 @@ class Shutdown(Hook):
         if self.group is None:
             _stop_celery(EXIT_OK)
         else:
-            log.warning("worker: cold shutdown: the running command is killed and its cell cancelled")
+            log.warning("worker: cold shutdown: the running command is killed and its cell "
+                        "cancelled")
             execute.halt()
 
 
