@@ -34,6 +34,10 @@ CANCEL_EXIT = 130
 # Never inherited by a command unless its recipe names it in `pass_env`: the worker's Redis
 # URL, keys and tokens stay with the worker. HOME and PATH stay (cargo, nvcc, JIT caches).
 SECRET_ENV = ("BENCHFLEET_*", "*TOKEN*", "*KEY*", "*SECRET*", "*PASSWORD*", "*PASSWD*")
+# The process groups of the commands running now, and whether a cold shutdown ended them all
+# (workers/hooks/shutdown.py): from then on a command is killed as soon as it starts.
+_running: set[int] = set()
+_halted = False
 
 Role = Literal["build", "probe", "warmup", "measure", "profile"]
 
@@ -73,6 +77,15 @@ def child_env(call: Invocation, base: dict[str, str] | None = None) -> dict[str,
     return {**kept, **call.env}
 
 
+def halt() -> None:
+    """End every running command now and every later one as it starts: a cold shutdown.
+    Safe in a signal handler: it only sends signals; `run` waits for the group as usual."""
+    global _halted
+    _halted = True
+    for pgid in list(_running):
+        _signal_group(pgid, signal.SIGKILL)
+
+
 def run(command: Command) -> Run:
     """Run the command; raises Stopped when told to stop while it runs."""
     call, files = command.call, command.files
@@ -92,10 +105,14 @@ def run(command: Command) -> Run:
             code = 127
         else:
             orphans.started(proc.pid)
+            _running.add(proc.pid)
+            if _halted:  # halted while it started: the handler could not see this group yet
+                _signal_group(proc.pid, signal.SIGKILL)
             try:
                 code, timed_out, stopped = _wait(proc, command)
             finally:
                 _kill_group(proc.pid)
+                _running.discard(proc.pid)
                 orphans.ended(proc.pid)
     if stopped:
         raise Stopped(f"stopped while {command.label} ran")

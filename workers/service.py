@@ -30,6 +30,7 @@ from workers.hooks.lease import CellLease
 from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
 from workers.hooks.route import Route
+from workers.hooks.shutdown import Shutdown
 from workers.hooks.signature import SignatureCheck
 from workers.host_facts import facts
 from workers.message_guard import guard_step
@@ -105,9 +106,11 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     slack = gate.max_wait_s + settings.lease_margin_s
     cell_lease = CellLease(store, lease, artifacts, slack, settings.setup_timeout_s,
                            settings.max_attempts, settings.lost_after_s)
-    hooks = Chain([SignatureCheck(key, store, name), Route(offering, store),
-                   Adaptive(store, artifacts), Cancel(client, settings.redis_url, name),
-                   Retries(), cell_lease, Policy(settings.allowed_repos, offering),
+    # Shutdown first: once the worker is stopping, no other hook sees another cell.
+    hooks = Chain([Shutdown(store, name), SignatureCheck(key, store, name),
+                   Route(offering, store), Adaptive(store, artifacts),
+                   Cancel(client, settings.redis_url, name), Retries(), cell_lease,
+                   Policy(settings.allowed_repos, offering),
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
                    IdleGate(gate), GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
@@ -124,6 +127,7 @@ def register(app: Celery, ctx: Context) -> None:
         return run_group(ctx, sweep_id, self.request.id, items)
 
     app.steps["worker"].add(_idle_step(ctx))
+    app.steps["worker"].add(_shutdown_step(ctx))
     app.steps["consumer"].add(guard_step(ctx.name, ctx.state))  # junk is refused, not fatal
     if ctx.offering is not None:
         app.steps["worker"].add(offer_step(ctx.offering, ctx.lease.lease, ctx.state.r))
@@ -142,6 +146,19 @@ def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:
             self.tref.cancel()
 
     return IdleLease
+
+
+def _shutdown_step(ctx: Context) -> type[bootsteps.StartStopStep]:
+    shutdown = next(h for h in ctx.hooks.hooks if isinstance(h, Shutdown))
+
+    class CellShutdown(bootsteps.StartStopStep):
+        """Ctrl-C by the cell (workers/hooks/shutdown.py), in place of Celery's handlers,
+        which it installed just before its steps start."""
+
+        def start(self, worker: object) -> None:
+            shutdown.install()
+
+    return CellShutdown
 
 
 def _predecessor_is_dead(client: redis.Redis, name: str, host: str) -> bool:
