@@ -94,22 +94,22 @@ class Shutdown(Hook):
         if self.warm or self.cold:
             return
         self.warm = True
-        if self.group is None:
-            _stop_celery(EXIT_OK)
-        else:
-            log.warning("worker: warm shutdown: ends after the running cell; the rest of its "
-                        "group is queued again (Ctrl-C again stops the cell now)")
+        self._stop("worker: warm shutdown: ends after the running cell; the rest of its group "
+                   "is queued again (Ctrl-C again stops the cell now)")
 
     def _cold(self, signum: int, frame: FrameType | None) -> None:
         if self.cold:
             return
         self.cold = True
+        self._stop("worker: cold shutdown: the running command is killed and its cell "
+                   "cancelled")
+        execute.halt()  # reached only while a message runs: idle, _stop has raised
+
+    def _stop(self, busy: str) -> None:
+        """Idle: stop Celery now (raises). Running a message: say what happens to it."""
         if self.group is None:
             _stop_celery(EXIT_OK)
-        else:
-            log.warning("worker: cold shutdown: the running command is killed and its cell "
-                        "cancelled")
-            execute.halt()
+        log.warning(busy)
 
 
 def _cold() -> CellFailure:
