@@ -42,7 +42,10 @@ def test_a_host_busy_after_the_gate_is_flagged_run_by_run(tmp_path: Path) -> Non
     threshold = round(os.getloadavg()[0] + MARGIN, 2)
     with lab(tmp_path, idle_load1=threshold) as lab_:
         lab_.fleet.start("cpu", "mid")
-        sweep_id = lab_.sweep("mid-group", n=8, arms=2)
+        # Cells of about 2 s (a computing loop, then the bench): the group outlasts several
+        # 5 s load1 updates after the burners start, however fast the bench itself is.
+        sweep_id = lab_.sweep("mid-group", recipe="slow-bench", params={"seconds": 1.5}, n=6,
+                              arms=2)
         lab_.wait(sweep_id, until=lambda states: "done" in states.values())
         with burners(BURNERS):
             lab_.wait(sweep_id)
