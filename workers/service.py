@@ -37,6 +37,7 @@ from workers.message_guard import guard_step
 from workers.offer import Offering, offer_step
 from workers.shared import redis_keys
 from workers.shared.catalogue import load_catalogue
+from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
 from workers.shared.queues import TASK
 from workers.shared.recovery import take_over
@@ -84,6 +85,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
     client = redis.Redis.from_url(settings.redis_url, decode_responses=True,
                                   socket_timeout=30, socket_connect_timeout=10)
+    refuse_evicting(client)  # an evicting Redis would lose sweeps and queues silently
     store = Store(client)
     host = settings.host or socket.gethostname()
     lease = Lease(client, name, uuid.uuid4().hex)

@@ -12,11 +12,7 @@ from workers.shared.settings import load_settings
 def command(backend: str, name: str | None, loglevel: str) -> int:
     """Run a Celery worker for one backend on this host."""
     from workers.service import default_name, serve
-    from workers.shared.signing import verifier
-    from workers.shared.state import Store
 
     settings = load_settings()
-    verifier(settings.verify_key)  # the worker's own settings first, then the Redis it needs
-    Store.connect(settings.redis_url, writing=True)  # an evicting Redis is refused before Celery
     serve(settings, backend, name or default_name(), loglevel)
     return 0
