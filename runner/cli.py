@@ -90,6 +90,8 @@ def _redis_sentence(error: Exception) -> str | None:
         # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
         # to redis-py, so it is caught before one
         return _refused(error)
+    if isinstance(error, redis.ConnectionError) and "max number of clients" in str(error):
+        return _too_many()
     if isinstance(error, redis.ConnectionError):
         return _unreachable()
     return None
@@ -101,6 +103,15 @@ def _full() -> str:
     url = redacted(load_settings().redis_url)
     return (f"Redis at BENCHFLEET_REDIS_URL ({url}) is full: it refuses writes past its "
             "maxmemory; raise maxmemory (with maxmemory-policy noeviction) or free space")
+
+
+def _too_many() -> str:
+    from workers.shared.settings import load_settings, redacted
+
+    url = redacted(load_settings().redis_url)
+    return (f"Redis at BENCHFLEET_REDIS_URL ({url}) refuses new connections: it has reached "
+            "its maxclients; raise maxclients in its configuration (each worker holds a few "
+            "connections) or stop some clients")
 
 
 def _unreachable() -> str:

@@ -11,8 +11,7 @@ from jobs.record.capabilities import Capabilities
 from jobs.strict import Strict
 from jobs.trends.fingerprint import host_testbed
 from workers.shared.clock import epoch
-from workers.shared.leases import live_workers
-from workers.shared.redis_keys import WORKERS
+from workers.shared.leases import live_expiries, live_workers
 from workers.shared.state import Store
 
 
@@ -33,7 +32,9 @@ class WorkerView(Strict):
 
 def gather(store: Store) -> list[WorkerView]:
     now = epoch()
-    expiry = dict(store.r.zrangebyscore(WORKERS, now, "+inf", withscores=True))
+    seconds, micros = store.r.time()
+    server_now = seconds + micros / 1e6  # leases run on Redis's clock, whatever this one says
+    expiry = live_expiries(store.r)
     views = []
     for name, fields in sorted(live_workers(store.r).items()):
         holding = _json(fields.get("holding"), {})
@@ -49,7 +50,7 @@ def gather(store: Store) -> list[WorkerView]:
             capabilities=_capabilities(fields.get("probe")), sweep_id=sweep_id,
             holding=cells, running=running, seen=fields.get("seen", ""),
             seen_s_ago=_ago(fields.get("seen", ""), now),
-            lease_s_left=round(float(expiry.get(name, now)) - now, 1)))
+            lease_s_left=round(expiry.get(name, server_now) - server_now, 1)))
     return views
 
 
