@@ -108,13 +108,15 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     slack = gate.max_wait_s + settings.lease_margin_s
     cell_lease = CellLease(store, lease, artifacts, slack, settings.setup_timeout_s,
                            settings.max_attempts, settings.lost_after_s)
-    # Shutdown first: once the worker is stopping, no other hook sees another cell.
+    # Shutdown first: once the worker is stopping, no other hook sees another cell. The idle
+    # gate waits outside the host lease and reads the host once more inside it.
+    idle = IdleGate(gate)
     hooks = Chain([Shutdown(store, name), SignatureCheck(key, store, name),
                    Route(offering, store), Adaptive(store, artifacts),
                    Cancel(client, settings.redis_url, name), Retries(), cell_lease,
-                   Policy(settings.allowed_repos, offering),
+                   Policy(settings.allowed_repos, offering), idle,
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
-                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
+                   idle.under_lease, GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
