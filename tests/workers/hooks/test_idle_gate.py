@@ -2,15 +2,20 @@
 gap, not before every command; the attempt carries the gate its message passed last."""
 
 import fcntl
+import logging
 import os
+import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from jobs.record.attempts import AttemptResult
+import pytest
+
+from jobs.record.attempts import AttemptResult, CellState
 from tests.fleet.test_busy_mid_group import BURNERS, MARGIN
 from tests.support.cells import Submitted, python_command
 from tests.support.waits import eventually
@@ -19,9 +24,12 @@ from workers.execute import Command
 from workers.hooks import Runs
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
+from workers.hooks.phase import Phases
 from workers.host_facts import facts
 from workers.in_flight import Attempt
 from workers.shared.clock import now
+from workers.shared.leases import Lease
+from workers.shared.notes import Notes
 
 # A threshold no host reaches: idle at the second reading.
 ALWAYS_IDLE = GateConfig(threshold=1e6, max_wait_s=5.0, gap_s=300.0, interval_s=0.01)
@@ -156,3 +164,53 @@ def test_a_host_busy_again_under_the_lease_lets_it_go_and_waits_again(
     assert final is not None and not final.idle and final.waited_s >= 3.0
     first, second, under_lease, *later = final.load1
     assert first < threshold and second < threshold and under_lease > threshold and later
+
+
+def test_a_waiting_gate_says_why_in_the_cells_state_and_the_log(
+        submitted: Submitted, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store, sweep_id = submitted.store, submitted.sweep_id
+    Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
+    attempt = submitted.attempt()
+    assert store.take(sweep_id, attempt.cell.id, 0, "w1", "i1").attempt == attempt.number
+    notes = Notes(store.r, "w1", "i1")
+    gate = IdleGate(GateConfig(threshold=0.0, max_wait_s=1.0, gap_s=300.0, interval_s=0.05),
+                    notes)
+    lease = HostLease(tmp_path / "host.lock", "w1", 5.0, lambda s: None)
+    phases = Phases(notes)
+    seen: list[CellState | None] = []
+    caplog.set_level(logging.INFO, logger="workers.hooks.idle_gate")
+    _around_host_lease(gate, lease, attempt, python_command(tmp_path / "runs", ""), lambda: (
+        phases.around_command(attempt, python_command(tmp_path / "runs", ""), lambda: seen.append(
+            store.state(sweep_id, attempt.cell.id)) or ())))
+    waiting = [e for e in store.log(sweep_id) if e.get("reason")]
+    assert not waiting  # notes are not state changes
+    (measuring,) = seen
+    assert measuring is not None and (measuring.phase, measuring.reason) == ("measuring", None)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2, said  # when the wait starts, and when it ends
+    assert re.fullmatch(rf"cell {attempt.cell.id}: waiting for an idle host: load1 \d+\.\d\d > 0 "
+                        r"for 0 s \(max 1 s\)", said[0]), said
+    assert said[1].startswith(f"cell {attempt.cell.id}: measuring on a busy host (the record "
+                              "marks it): load1 ")
+
+
+def test_the_cells_state_carries_the_gates_reason_at_every_reading(
+        submitted: Submitted, tmp_path: Path) -> None:
+    store, sweep_id = submitted.store, submitted.sweep_id
+    Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
+    attempt = submitted.attempt()
+    store.take(sweep_id, attempt.cell.id, 0, "w1", "i1")
+    gate = IdleGate(GateConfig(threshold=0.0, max_wait_s=3.0, gap_s=300.0, interval_s=0.2),
+                    Notes(store.r, "w1", "i1"))
+    waiter = threading.Thread(target=gate.around_command, args=(
+        attempt, python_command(tmp_path, ""), lambda: ()))
+    waiter.start()
+    reasons: set[str] = set()
+    while waiter.is_alive():
+        state = store.state(sweep_id, attempt.cell.id)
+        if state is not None and state.phase == "gating" and state.reason:
+            reasons.add(state.reason)
+        time.sleep(0.05)
+    assert all(r.startswith("waiting for an idle host: load1 ") and r.endswith("(max 3 s)")
+               for r in reasons), reasons
+    assert {re.search(r"for (\d) s", r).group(1) for r in reasons} >= {"0", "1", "2"}  # type: ignore[union-attr]
