@@ -27,6 +27,7 @@ from workers.hooks.gpu_watch import GpuWatch
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
+from workers.hooks.phase import Phases
 from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
 from workers.hooks.route import Route
@@ -39,6 +40,7 @@ from workers.shared import redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
+from workers.shared.notes import Notes
 from workers.shared.queues import TASK
 from workers.shared.settings import Settings
 from workers.shared.signing import verifier
@@ -106,13 +108,17 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     cell_lease = CellLease(store, lease, artifacts, slack, settings.setup_timeout_s,
                            settings.max_attempts, settings.lost_after_s)
     cell_lease.takeover = takeover
-    # Shutdown first: once the worker is stopping, no other hook sees another cell.
+    # Shutdown first: once the worker is stopping, no other hook sees another cell. The idle
+    # gate waits outside the host lease and reads the host once more inside it.
+    notes = Notes(client, name, lease.instance)
+    idle = IdleGate(gate, notes)
     hooks = Chain([Shutdown(store, name), SignatureCheck(key, store, name),
                    Route(offering, store), Adaptive(store, artifacts),
                    Cancel(client, settings.redis_url, name), Retries(), cell_lease,
-                   Policy(settings.allowed_repos, offering),
+                   Policy(settings.allowed_repos, offering), idle,
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
-                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
+                   idle.under_lease, Phases(notes),
+                   GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
