@@ -7,8 +7,8 @@ from pathlib import Path
 _LINE = re.compile(r'^([A-Z_][A-Z0-9_]*)="((?:[^"\\]|\\.)*)"$')
 
 
-def render_env(values: dict[str, str]) -> str:
-    lines = ["# Written by `benchfleet deploy install`; holds secrets (mode 600)."]
+def render_env(values: dict[str, str], by: str = "benchfleet deploy install") -> str:
+    lines = [f"# Written by `{by}`; holds secrets (mode 600)."]
     for name in sorted(values):
         escaped = values[name].replace("\\", "\\\\").replace('"', '\\"')
         if "\n" in values[name]:

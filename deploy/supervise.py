@@ -3,7 +3,9 @@ it when it dies, and answers start, stop and status through a pidfile.
 
     python -m deploy.supervise start|stop|status|run|exec CONFIG.json
 
-CONFIG (written by deploy) names the command, its env file, the pidfiles and the log. The
+CONFIG (written by deploy, or by `benchfleet fleet up`) names the command, its env file (if
+any), the pidfiles, the log, and optionally `marker`: what the child's /proc/PID/cmdline holds
+(default "benchfleet"), so a pid left behind is ended only while it is still ours. The
 supervisor holds an exclusive lock on its pidfile while it lives, so a stale pidfile is told
 from a live one without trusting the pid in it. It waits on its child (no polling); between
 restarts it backs off, and a worker that ran long enough starts the backoff anew. `exec` loads
@@ -45,7 +47,7 @@ def load(path: Path) -> dict[str, Any]:
 
 def worker_env(config: dict[str, Any]) -> dict[str, str]:
     kept = {k: v for k, v in os.environ.items() if k in KEEP_ENV}
-    return {**kept, **read_env(Path(config["env_file"]))}
+    return {**kept, **(read_env(Path(config["env_file"])) if config.get("env_file") else {})}
 
 
 def run(config: dict[str, Any]) -> int:
@@ -63,7 +65,7 @@ def run(config: dict[str, Any]) -> int:
     child: subprocess.Popen[bytes] | None = None
     backoff = BACKOFF_FIRST_S
     try:
-        _end_leftover(Path(config["worker_pidfile"]))
+        _end_leftover(Path(config["worker_pidfile"]), config.get("marker", "benchfleet"))
         while True:
             started = time.monotonic()
             child = _spawn(config)
@@ -85,18 +87,23 @@ def run(config: dict[str, Any]) -> int:
     return 0
 
 
-def start(config_path: Path) -> int:
-    """Start the supervisor detached from this session (an SSH command returns at once)."""
+def start(config_path: Path, quiet: bool = False) -> int:
+    """Start the supervisor detached from this session (an SSH command returns at once);
+    print its status as JSON unless `quiet`."""
     config = load(config_path)
     if status(config)["running"]:
-        _say("already running")
+        if not quiet:
+            _say("already running")
         return 0
     log = Path(config["log"])
     log.parent.mkdir(parents=True, exist_ok=True)
+    # The supervisor keeps no more of this shell's environment than its worker does: a
+    # command the worker runs can read /proc/<supervisor>/environ as well.
+    kept = {k: v for k, v in os.environ.items() if k in KEEP_ENV}
     with log.open("ab") as out:
         subprocess.Popen([sys.executable, "-m", "deploy.supervise", "run", str(config_path)],
                          stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                         start_new_session=True, cwd=config.get("workdir"))
+                         start_new_session=True, cwd=config.get("workdir"), env=kept)
     deadline = time.monotonic() + START_DEADLINE_S
     while not (now := status(config))["worker_pid"]:
         if time.monotonic() > deadline:
@@ -104,20 +111,29 @@ def start(config_path: Path) -> int:
                  f"see {log}")
             return 1
         time.sleep(0.05)
-    print(json.dumps(now))
+    if not quiet:
+        print(json.dumps(now))
     return 0
 
 
 def stop(config: dict[str, Any]) -> int:
-    pid = status(config)["supervisor_pid"]
-    if pid is None:
+    if status(config)["supervisor_pid"] is None:
         _say("not running")
         return 0
-    os.kill(pid, signal.SIGTERM)
+    return stop_all([config])
+
+
+def stop_all(configs: list[dict[str, Any]]) -> int:
+    """Tell every running supervisor to stop, then wait for all: their workers finish their
+    cells side by side, not one after another."""
+    pids = [pid for config in configs if (pid := status(config)["supervisor_pid"])]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S + 10
-    while status(config)["running"]:
+    while running := [c for c in configs if status(c)["running"]]:
         if time.monotonic() > deadline:
-            _say(f"supervisor {pid} did not stop")
+            _say(f"{len(running)} supervisor(s) did not stop")
             return 1
         time.sleep(0.05)
     return 0
@@ -163,12 +179,12 @@ def _end(child: "subprocess.Popen[bytes]") -> None:
         child.wait()
 
 
-def _end_leftover(worker_pidfile: Path) -> None:
+def _end_leftover(worker_pidfile: Path, marker: str) -> None:
     """A worker whose supervisor was killed outright still runs; end it before starting
     another, or the host would serve two."""
     pid = _read_pid(worker_pidfile) if worker_pidfile.exists() else None
     cmdline = Path(f"/proc/{pid}/cmdline")
-    if pid and cmdline.exists() and b"benchfleet" in cmdline.read_bytes():
+    if pid and cmdline.exists() and marker.encode() in cmdline.read_bytes():
         _say(f"ending worker {pid}, left by a supervisor that died")
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGTERM)

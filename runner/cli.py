@@ -28,8 +28,8 @@ OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 # Subcommands live one per file in runner/commands/; imported only when called, so a quick
 # `status` never pays for celery or matplotlib.
 COMMANDS = ("submit", "status", "sweeps", "hosts", "rerun", "cancel", "restore", "record",
-            "check", "compare", "bisect", "init", "presets", "keys", "worker", "deploy", "demo",
-            "history", "regressions", "publish")
+            "check", "compare", "bisect", "init", "presets", "keys", "worker", "fleet", "deploy",
+            "demo", "history", "regressions", "publish")
 
 
 class Commands(click.Group):

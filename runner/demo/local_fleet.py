@@ -13,13 +13,30 @@ from workers.shared.settings import Settings
 STOP_GRACE_S = 30.0
 
 
-def settings_env(settings: Settings) -> dict[str, str]:
-    """The settings as the BENCHFLEET_* variables a worker process reads."""
+# Only the coordinator signs: a worker that held the private key could be made to sign work
+# by any command it runs (a command reads its worker's /proc/PID/environ).
+COORDINATOR_ONLY = "BENCHFLEET_SIGNING_KEY"
+
+
+def settings_env(settings: Settings, only_set: bool = False) -> dict[str, str]:
+    """The settings as the BENCHFLEET_* variables a process reads; `only_set`: those given,
+    from the environment or the caller, not the defaults."""
     env = {}
-    for name, value in settings.model_dump(exclude_none=True).items():
+    for name, value in settings.model_dump(exclude_none=True, exclude_unset=only_set).items():
         text = json.dumps(value) if isinstance(value, list) else str(value)
         env[f"BENCHFLEET_{name.upper()}"] = text
     return env
+
+
+def worker_env(settings: Settings, only_set: bool = False) -> dict[str, str]:
+    """What a worker process reads: the settings, never the signing key."""
+    env = settings_env(settings, only_set)
+    env.pop(COORDINATOR_ONLY, None)
+    return env
+
+
+def worker_command(backend: str, name: str) -> list[str]:
+    return [sys.executable, "-m", "runner.cli", "worker", "--backend", backend, "--name", name]
 
 
 class LocalFleet:
@@ -34,10 +51,10 @@ class LocalFleet:
         """A worker process; `wrap` runs it inside another command (`ip netns exec NS`)."""
         self.logs.mkdir(parents=True, exist_ok=True)
         log = (self.logs / f"worker-{name}-{backend}.log").open("ab")
+        inherited = {k: v for k, v in os.environ.items() if k != COORDINATOR_ONLY}
         proc = subprocess.Popen(
-            [*wrap, sys.executable, "-m", "runner.cli", "worker", "--backend", backend,
-             "--name", name],
-            env={**os.environ, **settings_env(settings or self.settings), **self.env},
+            [*wrap, *worker_command(backend, name)],
+            env={**inherited, **worker_env(settings or self.settings), **self.env},
             stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()

@@ -11,6 +11,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixe
 
 from jobs.errors import UserError
 from runner import processes
+from workers.shared.private_files import write_private
 
 INSTALL_HINT = ("install it with `sudo apt-get install redis-server` (Debian/Ubuntu) or "
                 "`brew install redis` (macOS), or run ./install.sh")
@@ -23,7 +24,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """AOF on (fsync every second): a restart keeps sweeps, states and attempt counters."""
+    """AOF on (fsync every second): a restart keeps sweeps, states and attempt counters. The
+    demo and the tests run it as a child; `benchfleet fleet up` under the supervisor."""
 
     def __init__(self, workdir: Path, port: int = 0, password: str | None = None,
                  bind: tuple[str, ...] = ("127.0.0.1",), args: tuple[str, ...] = ()) -> None:
@@ -46,22 +48,32 @@ class RedisServer:
             raise UserError(f"redis-server is not on PATH; {INSTALL_HINT}")
         return found
 
-    def start(self) -> "RedisServer":
-        binary = self.binary()
+    def conf(self) -> str:
+        """redis.conf: AOF (fsync every second), never evicting (a Redis that evicts loses
+        sweeps silently), and the password here rather than on a command line `ps` shows."""
+        auth = [f"requirepass {self.password}"] if self.password else []
+        return "\n".join([f"port {self.port}", f"bind {' '.join(self.bind)}", 'save ""',
+                          "appendonly yes", "appendfsync everysec",
+                          "maxmemory-policy noeviction", f'dir "{self.workdir}"',
+                          f'logfile "{self.workdir / "redis.log"}"', *auth]) + "\n"
+
+    def command(self) -> list[str]:
+        """redis-server over its conf (mode 600), written now; `args` after it win."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
-        auth = ["--requirepass", self.password] if self.password else []
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", *self.bind, "--save", "",
-             "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(self.workdir),
-             "--logfile", str(self.workdir / "redis.log"), *auth, *self.args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
-        self._wait_ready()
+        conf = self.workdir / "redis.conf"
+        write_private(conf, self.conf().encode())
+        return [self.binary(), str(conf), *self.args]
+
+    def start(self) -> "RedisServer":
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, start_new_session=True)
+        self.wait_ready()
         return self
 
     @retry(stop=stop_after_delay(15), wait=wait_fixed(0.05), reraise=True,
            retry=retry_if_exception_type(redis.ConnectionError))
-    def _wait_ready(self) -> None:
+    def wait_ready(self) -> None:
         if self.proc and self.proc.poll() is not None:
             raise UserError(f"redis-server exited at start; see {self.workdir / 'redis.log'}")
         redis.Redis(port=self.port, password=self.password, socket_connect_timeout=1).ping()

@@ -6,13 +6,12 @@ from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
-import yaml
 from rich.console import Console
 
 from jobs.errors import UserError
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
-from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.demo.target_repo import lay_out_demo
 from runner.records import Written, gather, write
 from runner.status import summary, table, watch
 from runner.submit import submit
@@ -21,7 +20,6 @@ from workers.shared.signing import generate
 from workers.shared.state import Store
 from workers.shared.stores import open_store
 
-DEMO_SWEEP = Path(__file__).parent / "sweep.yaml"
 # Both demo "backends" share this machine: the host lease runs one command at a time, and the
 # idle gate waits at most this long before a group (the record says when the host was busy).
 DEMO_IDLE_WAIT_S = 15.0
@@ -46,15 +44,9 @@ def run_demo(root: Path, console: Console) -> Written:
         raise UserError(f"cannot create the demo directory {work} ({error.strerror}); pass "
                         "--dir with a writable directory") from None
     console.print(f"demo directory: {work}", soft_wrap=True)
-    target = work / "target"
-    shas = make_target_repo(target)
-    make_models(work / "models", DEMO_MODELS)
-    console.print(f"stand-in target: {target} (commits {', '.join(s[:10] for s in shas)})",
-                  soft_wrap=True)
-    sweep_file = work / "demo-sweep.yaml"
-    spec = yaml.safe_load(DEMO_SWEEP.read_text())
-    spec["target"]["repo"] = str(target)
-    sweep_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    demo = lay_out_demo(work / "target", work / "models", work / "demo-sweep.yaml", BACKENDS)
+    console.print(f"stand-in target: {demo.target} (commits "
+                  f"{', '.join(s[:10] for s in demo.shas)})", soft_wrap=True)
     with RedisServer(work / "redis") as server:
         keys = work / "keys"
         generate(keys / "coordinator.pem", keys / "coordinator.pub")
@@ -62,14 +54,14 @@ def run_demo(root: Path, console: Console) -> Written:
                             workspace=work / "workspace", models_dir=work / "models",
                             signing_key=keys / "coordinator.pem",
                             verify_key=keys / "coordinator.pub", host_lock=work / "host.lock",
-                            allowed_repos=[str(target)], idle_max_wait_s=DEMO_IDLE_WAIT_S,
+                            allowed_repos=[str(demo.target)], idle_max_wait_s=DEMO_IDLE_WAIT_S,
                             idle_interval_s=2.0)
         console.print(f"private redis-server on {server.url}")
         fleet = LocalFleet(settings, work / "logs")
         try:
             for backend in BACKENDS:
                 fleet.start(backend, f"demo-{backend}")
-            sweep_id, cells = submit(sweep_file, settings)
+            sweep_id, cells = submit(demo.sweep, settings)
             console.print(f"submitted sweep {sweep_id}: {len(cells)} cells")
             store = Store.connect(settings.redis_url)
             watch(store, sweep_id, cells, console)

@@ -1,11 +1,18 @@
-"""The stand-in target as a git repository, and the model directories it reads."""
+"""The stand-in target as a git repository, the model directories it reads, and the demo
+sweep over it: what `benchfleet demo` runs, and what `benchfleet fleet up --demo-target` lays
+out for a fleet of the user's own."""
 
 import json
 import shutil
 import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 SOURCE = Path(__file__).parent / "stand_in"
+DEMO_SWEEP = Path(__file__).parent / "sweep.yaml"
 # Commit 1 has no fused decode path and no --ignore-eos (as older mlxcel commits lack it);
 # commit 2 adds both.
 _FUSED_LINE = 'FUSED_FAMILIES = {"qwen3_moe"}'
@@ -27,6 +34,30 @@ MOE_GAP_MODELS = {
     "qwen3-30b-a3b-4bit": {"family": "qwen3_moe", "layers": 4, "hidden": 128, "experts": 32,
                            "top_k": 8, "expert_width": 96, "seed": 14},
 }
+
+
+@dataclass(frozen=True)
+class DemoFiles:
+    target: Path  # the stand-in's git repository
+    shas: list[str]  # its two commits, oldest first
+    sweep: Path  # the demo sweep, over that repository
+
+
+def lay_out_demo(target: Path, models_dir: Path, sweep: Path,
+                 backends: Iterable[str]) -> DemoFiles:
+    """The stand-in repository (kept when it is already there, so its commits stay the same),
+    the demo's checkpoints in `models_dir`, and the demo sweep for `backends`."""
+    shas = (git(target, "rev-list", "--reverse", "main").split() if (target / ".git").exists()
+            else make_target_repo(target))
+    make_models(models_dir, {name: config for name, config in DEMO_MODELS.items()
+                             if not (models_dir / name).exists()})
+    spec = yaml.safe_load(DEMO_SWEEP.read_text())
+    spec["target"]["repo"] = str(target)
+    build = next(iter(spec["backends"].values()))  # the stand-in builds the same everywhere
+    spec["backends"] = {backend: dict(build) for backend in backends}
+    sweep.parent.mkdir(parents=True, exist_ok=True)
+    sweep.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return DemoFiles(target, shas, sweep)
 
 
 def make_target_repo(dest: Path) -> list[str]:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.demo.run import DEMO_SWEEP
-from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
+from runner.demo.target_repo import DEMO_MODELS, DEMO_SWEEP, make_models, make_target_repo
 from tests.hosts.netns import Host, Lab
 from tests.trust.tls import make_certs, tls_args
 from workers.shared.signing import generate

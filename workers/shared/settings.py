@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     max_attempts: int = 3
     # A published message still missing from its queue this long after is lost: queue again.
     lost_after_s: float = 30.0
+    # `benchfleet fleet up`: where this machine's own fleet keeps its Redis, keys and workers.
+    fleet_dir: Path = Path.home() / ".benchfleet" / "fleet"
     # The SSH key the SFTP artifact store authenticates with (an sftp:// BENCHFLEET_ARTIFACTS).
     ssh_key: Path | None = None
     # The known_hosts file that names the storage host's key (default: ~/.ssh/known_hosts).

@@ -6,7 +6,6 @@ worker would hold the signing secret.
 """
 
 import base64
-import os
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -14,6 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from jobs.errors import UserError
+from workers.shared.private_files import write_private
 
 
 class BadSignature(Exception):
@@ -43,13 +43,9 @@ class Verifier:
 def generate(private: Path, public: Path) -> None:
     """A new key pair; the private key file is readable by its owner only."""
     key = Ed25519PrivateKey.generate()
-    private.parent.mkdir(parents=True, exist_ok=True)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())
-    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file that already existed
-    with os.fdopen(fd, "wb") as f:
-        f.write(pem)
+    write_private(private, key.private_bytes(serialization.Encoding.PEM,
+                                             serialization.PrivateFormat.PKCS8,
+                                             serialization.NoEncryption()))
     public.write_bytes(key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 
