@@ -91,7 +91,8 @@ class Lab:
                     raise AssertionError(f"artifact does not verify: {error}") from None
             if state.status == "done":
                 marker = get_json(artifacts, f"{sweep_id}/{cell_id}/accepted.json")
-                assert marker == {"attempt": state.attempt, "status": "done"}, marker
+                assert marker == {"attempt": state.attempt, "status": "done",
+                                  "generation": state.generation}, marker
                 # A sweep put back from the store has no log of what was done before.
                 assert accepted.get((cell_id, state.generation), state.attempt) == state.attempt
         return {cell: a for (cell, _), a in accepted.items()}

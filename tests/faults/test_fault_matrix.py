@@ -208,7 +208,7 @@ def test_a_marker_the_store_refuses_does_not_hold_the_cell(tmp_path: Path,
         assert states[first].attempt == 1  # settled at once, not after a lost lease
         marker = get_json(LocalStore(Path(lab_.settings.artifacts)),
                           f"{sweep_id}/{second}/accepted.json")
-        assert marker == {"attempt": 1, "status": "done"}
+        assert marker == {"attempt": 1, "status": "done", "generation": 0}
         log = (lab_.root / "logs").glob("*w1*.log")
         assert any("accepted marker was not written" in p.read_text() for p in log)
     matrix.append({"fault": "the store refuses a cell's accepted marker", "outcome": "the "

@@ -15,7 +15,7 @@ WAITING = "waiting for an idle host: load1 2.40 > 0.6 for 3 min (max 10 min)"
 def _running(submitted: Submitted, index: int = 0) -> str:
     cell = submitted.cells[index].id
     Lease(submitted.store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
-    assert submitted.store.take(submitted.sweep_id, cell, 0, "w1", "i1").attempt == 1
+    assert submitted.store.take(submitted.sweep_id, cell, 0, "w1", "i1", 60).attempt == 1
     return cell
 
 
@@ -45,7 +45,7 @@ def test_a_note_on_its_running_cell_says_the_phase_and_why_and_wakes_watchers(
 def test_a_note_never_brings_back_a_cell_that_ended(submitted: Submitted) -> None:
     store, sweep_id = submitted.store, submitted.sweep_id
     done = _running(submitted, 0)
-    assert store.finish(sweep_id, done, "w1", "i1", 1, "done", None)
+    assert store.finish(sweep_id, done, "w1", "i1", 1, "done", None, 60)[0]
     cancelled = submitted.cells[1].id
     assert store.cancel(sweep_id, cancelled)[0] == 1
     before = store.r.hgetall(redis_keys.sweep(sweep_id, "states"))

@@ -26,7 +26,7 @@ from workers.shared.clock import now
 from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost, NameTaken
 from workers.shared.recovery import LOST_AFTER_S, MAX_ATTEMPTS, recover, take_over
 from workers.shared.state import Store
-from workers.shared.stores import ArtifactStore, accept, put_json
+from workers.shared.stores import ArtifactStore, accept, accepted
 
 log = logging.getLogger(__name__)
 # Redis may be away for a while (a restart, a network cut): keep trying this long.
@@ -59,6 +59,7 @@ class CellLease(Hook):
 
     def take(self, arrival: Arrival) -> int:
         cell = arrival.cell
+        self._not_accepted_yet(arrival)
         for attempt in redis_retrying():
             with attempt:
                 taken = self.store.take(arrival.sweep_id, cell.id, arrival.item.envelope.generation,
@@ -76,6 +77,23 @@ class CellLease(Hook):
             raise Dropped(why)
         return taken.attempt
 
+    def _not_accepted_yet(self, arrival: Arrival) -> None:
+        """The store is the truth for dedup: a (cell, generation) it holds an accepted final
+        attempt of is never measured again, whatever Redis says (a state set back by hand, a
+        replayed envelope)."""
+        generation = arrival.item.envelope.generation
+        try:
+            marker = accepted(self.artifacts, arrival.sweep_id, arrival.cell.id)
+        except OSError:
+            return  # a store away: Redis's take still refuses what it knows is final
+        if marker and marker["status"] in FINAL and int(marker["generation"]) >= generation:
+            why = (f"the artifact store already holds attempt {marker['attempt']} of "
+                   f"generation {marker['generation']}, {marker['status']} (a replay)")
+            self.store.refuse({"at": now(), "worker": self.lease.name, "kind": "dropped",
+                               "sweep_id": arrival.sweep_id, "cell": arrival.cell.id,
+                               "why": why, "task_id": arrival.group.task_id})
+            raise Dropped(why)
+
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         self.cover(command.call.timeout_s)
         return proceed()
@@ -91,21 +109,21 @@ class CellLease(Hook):
         tried = attempt.number
         status: CellStatus = outcome(result)
         reason = result.failure.reason if result.failure else None
-        # The store's marker goes first, so that a cell Redis calls final always has one
-        # (`record --from-store` reads it); a marker the cell moved past is put right below.
-        marked = (result.failure is None or result.failure.kind != "store") and self._mark(
-            attempt, lambda: accept(self.artifacts, attempt.sweep_id, attempt.cell.id, tried,
-                                    status))
+        # Redis settles first, in one script that checks this worker still holds this attempt
+        # and its lease (fencing); only an accepted attempt then writes the store's marker, so
+        # a stale worker (paused past its lease, woken) never replaces the one that counts.
         for retry in redis_retrying():
             with retry:
                 accepted, renewed = self.store.finish(
                     attempt.sweep_id, attempt.cell.id, self.lease.name, self.lease.instance,
                     tried, status, reason, self.setup_s + self.slack_s)
         if not accepted:
-            log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
-                        attempt.cell.id, tried)
-            if marked:
-                self._mark_as_redis_has_it(attempt)
+            log.warning("cell %s attempt %s was not accepted: the cell moved on without it; "
+                        "its files stay, unmarked", attempt.cell.id, tried)
+        elif result.failure is None or result.failure.kind != "store":
+            self._mark(attempt, lambda: accept(self.artifacts, attempt.sweep_id,
+                                               attempt.cell.id, tried, status,
+                                               attempt.envelope.generation))
         self.lease.check(renewed)
 
     def after_group(self, group: Group) -> None:
@@ -148,21 +166,6 @@ class CellLease(Hook):
         if held:
             log.warning("worker %s %s: %d cells it held were queued again", self.lease.name,
                         done, take_over(self.store, held, self.max_attempts))
-
-    def _mark_as_redis_has_it(self, attempt: Attempt) -> None:
-        """Another attempt counts (or none yet): the store's marker says what Redis says."""
-        sweep_id, cell_id = attempt.sweep_id, attempt.cell.id
-        for retry in redis_retrying():
-            with retry:
-                state = self.store.state(sweep_id, cell_id)
-        if state is not None and state.status in FINAL and state.attempt is not None:
-            final = state
-            self._mark(attempt, lambda: accept(self.artifacts, sweep_id, cell_id,
-                                               final.attempt, final.status))
-        else:  # not final yet: the attempt that ends it writes the marker then
-            self._mark(attempt, lambda: put_json(
-                self.artifacts, f"{sweep_id}/{cell_id}/accepted.json",
-                {"attempt": None, "status": state.status if state else "queued"}))
 
     @staticmethod
     def _mark(attempt: Attempt, write: Callable[[], None]) -> bool:

@@ -171,7 +171,7 @@ def test_a_waiting_gate_says_why_in_the_cells_state_and_the_log(
     store, sweep_id = submitted.store, submitted.sweep_id
     Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
     attempt = submitted.attempt()
-    assert store.take(sweep_id, attempt.cell.id, 0, "w1", "i1").attempt == attempt.number
+    assert store.take(sweep_id, attempt.cell.id, 0, "w1", "i1", 60).attempt == attempt.number
     notes = Notes(store.r, "w1", "i1")
     gate = IdleGate(GateConfig(threshold=0.0, max_wait_s=1.0, gap_s=300.0, interval_s=0.05),
                     notes)
@@ -199,7 +199,7 @@ def test_the_cells_state_carries_the_gates_reason_at_every_reading(
     store, sweep_id = submitted.store, submitted.sweep_id
     Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
     attempt = submitted.attempt()
-    store.take(sweep_id, attempt.cell.id, 0, "w1", "i1")
+    store.take(sweep_id, attempt.cell.id, 0, "w1", "i1", 60)
     gate = IdleGate(GateConfig(threshold=0.0, max_wait_s=3.0, gap_s=300.0, interval_s=0.2),
                     Notes(store.r, "w1", "i1"))
     waiter = threading.Thread(target=gate.around_command, args=(

@@ -90,7 +90,7 @@ def test_the_outcome_is_accepted_and_marked_in_the_store(submitted: Submitted,
     assert state is not None and (state.status, state.attempt) == ("timed_out", 1)
     marker = json.loads((tmp_path / "artifacts" / submitted.sweep_id / cell /
                          "accepted.json").read_text())
-    assert marker == {"attempt": 1, "status": "timed_out"}
+    assert marker == {"attempt": 1, "status": "timed_out", "generation": 0}
 
 
 def test_an_attempt_the_cell_moved_past_is_not_accepted(submitted: Submitted,
@@ -103,9 +103,8 @@ def test_an_attempt_the_cell_moved_past_is_not_accepted(submitted: Submitted,
     hook.after_cell(submitted.attempt(number=number), _result(submitted, number))
     state = submitted.store.state(submitted.sweep_id, cell)
     assert state is not None and state.status == "queued"
-    marker = json.loads((tmp_path / "artifacts" / submitted.sweep_id / cell /
-                         "accepted.json").read_text())
-    assert marker == {"attempt": None, "status": "queued"}
+    # Fencing: a stale attempt's files never become the accepted one.
+    assert not (tmp_path / "artifacts" / submitted.sweep_id / cell / "accepted.json").exists()
 
 
 def test_the_idle_tick_queues_a_dead_workers_cells_again(submitted: Submitted,
@@ -126,3 +125,20 @@ def test_outcome_names_the_status_a_failure_ends_in() -> None:
                          ("build", "failed")):
         result = AttemptResult.model_construct(failure=Failure(kind=kind, reason="x"))  # type: ignore[call-arg, arg-type]
         assert outcome(result) == status
+
+
+def test_a_cell_set_back_to_queued_is_not_measured_again(submitted: Submitted,
+                                                         tmp_path: Path) -> None:
+    """The store is the truth for dedup: after one HSET puts a done cell back to `queued`,
+    the replayed envelope is refused, since the store holds that generation's accepted attempt."""
+    hook = _hook(submitted, tmp_path)
+    number = hook.take(submitted.arrival())
+    hook.after_cell(submitted.attempt(number=number), _result(submitted, number))
+    cell = submitted.cells[0].id
+    key = redis_keys.sweep(submitted.sweep_id, "states")
+    state = json.loads(submitted.store.r.hget(key, cell) or "{}")
+    submitted.store.r.hset(key, cell, json.dumps({**state, "status": "queued"}))  # the attack
+    with pytest.raises(Dropped, match="already holds attempt 1 of generation 0"):
+        hook.take(submitted.arrival())
+    assert submitted.store.state(submitted.sweep_id, cell).attempt == 1  # type: ignore[union-attr]
+    assert "artifact store" in submitted.store.refused()[0]["why"]

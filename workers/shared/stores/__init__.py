@@ -40,11 +40,21 @@ def get_json(store: ArtifactStore, relative: str) -> object | None:
 
 
 def accept(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int,
-           status: str) -> None:
-    """Record in the store itself which attempt of a cell counts, so a record can be made
-    from the store alone when Redis has lost everything."""
-    put_json(store, f"{sweep_id}/{cell_id}/accepted.json", {"attempt": attempt,
-                                                            "status": status})
+           status: str, generation: int = 0) -> None:
+    """Record in the store itself which attempt of a cell and generation counts, so a record
+    can be made from the store alone when Redis has lost everything, and so that no
+    (cell, generation) with an accepted attempt is measured again, whatever Redis says."""
+    put_json(store, f"{sweep_id}/{cell_id}/accepted.json",
+             {"attempt": attempt, "status": status, "generation": generation})
+
+
+def accepted(store: ArtifactStore, sweep_id: str, cell_id: str) -> dict | None:
+    """The cell's accepted marker, if the store holds one (a marker older than generations
+    counts as generation 0)."""
+    marker = get_json(store, f"{sweep_id}/{cell_id}/accepted.json")
+    if not isinstance(marker, dict) or "attempt" not in marker:
+        return None
+    return {"generation": 0, **marker}
 
 
 def open_store(where: "Path | str", settings: "Settings | None" = None) -> ArtifactStore:
