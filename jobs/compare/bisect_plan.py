@@ -151,12 +151,12 @@ def _verdict(vs_good: Comparison, vs_bad: Comparison, factor: float) -> tuple[Ve
     change = ratio_text(vs_good.ratio)
     if worse_beyond(vs_good, factor):
         return "bad", f"{change} against good, worse beyond the factor {factor:g}: {vs_good.reason}"
-    if vs_good.answer == "not yet known":
+    if vs_good.answer == "undecided":
         return "not yet known", f"{change} against good: {vs_good.reason}"
-    if vs_bad.answer == "no effect":
+    if vs_bad.answer == "overlap":
         return "ambiguous", (f"{change} against good, yet its range overlaps bad's as well "
                              "as good's: more repeats only widen ranges")
-    like = ("its range overlaps good's" if vs_good.answer == "no effect"
+    like = ("its range overlaps good's" if vs_good.answer == "overlap"
             else f"it differs from good, but not worse beyond the factor {factor:g}")
     return "good", f"{change} against good: {like}"
 
@@ -167,7 +167,7 @@ def _endpoints_open(commits: Sequence[str], ev: Mapping[str, Evidence], rule: Ru
     there is no regression to look for."""
     good, bad = commits[0], commits[-1]
     change = ratio_text(regression.ratio)
-    if regression.answer == "not yet known":
+    if regression.answer == "undecided":
         n_good, n_bad = len(ev[good].values), len(ev[bad].values)
         more = next((k for k in range(1, rule.max_n + 1 - max(n_good, n_bad))
                      if separated_p(n_bad + k, n_good + k) <= ALPHA), None)

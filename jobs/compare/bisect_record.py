@@ -10,7 +10,7 @@ from jobs.statistics.headline import Comparison
 from jobs.statistics.spans import ratio_text, span_text
 from jobs.strict import Strict
 
-SCHEMA = 1
+SCHEMA = 2  # 2: comparisons carry their word; the rule's states are differs, overlap, undecided
 
 
 class Measured(Strict):

@@ -6,7 +6,8 @@ new against old, with the headline rule (jobs/statistics/headline.py). As with a
 counts as **worse** only when the headline says the two differ AND new is slower than old by
 more than the factor; a change within the factor is **within the factor**; otherwise the
 change is the comparison's word (`Comparison.word`): **same** where the rank test reached its
-same-threshold, **not significant** elsewhere, which fails nothing.
+same-threshold, **not yet known** where the ranges are apart but too few values were measured
+for the rank test to decide, **not significant** elsewhere; none of them fails the gate.
 """
 
 from collections.abc import Iterator
@@ -22,12 +23,12 @@ from jobs.statistics.headline import Comparison, compare, noise_floor
 from jobs.statistics.spans import Span, ratio_text, span_text
 from jobs.strict import Strict
 
-SCHEMA = 1
+SCHEMA = 2  # 2: the words of jobs/statistics/headline.py, "not yet known" among them
 DEFAULT_FACTOR = 1.1  # asv's default: a tenth faster or slower is worth a line
 
 # What happened to one arm on one metric, from old to new. "worse" and "failed" fail the gate.
-Change = Literal["worse", "better", "within the factor", "same", "not significant", "failed",
-                 "not measured"]
+Change = Literal["worse", "better", "within the factor", "same", "not significant",
+                 "not yet known", "failed", "not measured"]
 GATING: frozenset[str] = frozenset({"worse", "failed"})
 
 
@@ -114,9 +115,11 @@ def change_of(c: Comparison, factor: float) -> tuple[Change, str]:
     if c.word == "same":
         return "same", f"{c.reason}, and the rank test's p {c.rank.p:.3g} is above its " \
             f"same-threshold {c.rank.same_above:.3g}"
-    pending = (f"; new is slower {beyond}, so it would count as worse once decided (a larger "
-               "`n` on both sides settles it)" if slower else "")
-    return "not significant", c.reason + pending
+    if c.word == "not yet known":
+        pending = (f"; new is slower {beyond}, so it would count as worse once decided (a "
+                   "larger `n` on both sides settles it)" if slower else "")
+        return "not yet known", c.reason + pending
+    return "not significant", c.reason
 
 
 _Key = tuple[str, str, str]  # backend, model, arm
@@ -207,9 +210,9 @@ def _summary(counts: dict[str, int], factor: float) -> str:
             + (f" and {_n(counts['failed'])} failed on the new side" if counts["failed"] else "")
             + ": the gate fails" if gating
             else f"nothing got worse beyond the factor {factor:g}: the gate passes")
-    unknown = counts["not significant"]
-    tail = (f"; {_n(unknown)} {'is' if unknown == 1 else 'are'} not significant and "
-            f"{'does' if unknown == 1 else 'do'} not fail the gate" if unknown else "")
+    quiet = [f"{_n(counts[w])} {'is' if counts[w] == 1 else 'are'} {w}"
+             for w in ("not significant", "not yet known") if counts[w]]
+    tail = (f"; {' and '.join(quiet)}, which fails nothing" if quiet else "")
     missing = counts["not measured"]
     tail += (f"; {_n(missing)} measured on one side only, not compared" if missing else "")
     return head + tail
@@ -228,8 +231,8 @@ def render(result: SideBySide) -> str:
              f"counts as **worse** only when the headline rule says the two differ and new is "
              f"slower than old by more than the factor {result.factor:g} (new / old < "
              f"{1 / result.factor:.3f}); a cell that failed on the new side only also fails "
-             "the gate. A comparison that is not significant fails nothing; **same** needs "
-             "the rank test's same-threshold.\n",
+             "the gate. A comparison that is not significant or not yet known fails nothing; "
+             "**same** needs the rank test's same-threshold.\n",
              "| change | backend | model | arm | metric | old | new | new vs old | rank test "
              "| why |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result.rows:

@@ -217,7 +217,7 @@ def _ratio(what: str, row: ArmRow, base: ArmRow) -> list[str]:
 
 
 def _comparisons(where: str, g: Group) -> list[str]:
-    """Each comparison recomputed: ranges, rank test, noise floor, answer."""
+    """Each comparison recomputed: ranges, rank test, noise floor, answer, word."""
     problems = []
     bare = [row.model_copy(update={"decode_comparison": None, "prefill_comparison": None})
             for row in g.rows]
@@ -225,7 +225,11 @@ def _comparisons(where: str, g: Group) -> list[str]:
                                 strict=True):
         for metric in ("decode", "prefill"):
             ours, theirs = (getattr(x, f"{metric}_comparison") for x in (stated, expected))
-            if not _same(ours, theirs):
+            if ours and theirs and ours.word != theirs.word:
+                problems.append(f"{where} / {stated.arm}: the {metric} comparison prints "
+                                f"\"{ours.word}\", but its measurements say \"{theirs.word}\" "
+                                f"({theirs.reason}; docs/statistics.md)")
+            elif not _same(ours, theirs):
                 why = f" ({theirs.word}: {theirs.reason})" if theirs else ""
                 problems.append(f"{where} / {stated.arm}: the {metric} comparison with the "
                                 f"baseline does not follow from the measurements{why}")

@@ -33,7 +33,10 @@ from jobs.studies.moe_decode_gap.question import Question
 # The record's JSON layout; `benchfleet check` refuses another. 2: comparisons, fidelity
 # flags, adaptive repeats, evidence (sha256 of every attempt read). 3: each run judged on its
 # own readings (GPU state), the host sentence, verdict and control words by the headline rule.
-SCHEMA = 3
+# 4: each comparison stores the word it prints (faster, slower, same, not significant, not yet
+# known); the rule's states are differs, overlap and undecided, never "no effect"; a ratio
+# says `ranges_overlap`.
+SCHEMA = 4
 _WAITING = frozenset({"queued", "running"})
 
 
@@ -236,8 +239,8 @@ def _compared(metric: str, attr: str, arm: str, base: ArmRow, aa: ArmRow | None,
 
 
 def _settled_how(c: Comparison, repeats: Repeats | None) -> Comparison:
-    """Say, for an answer still "not yet known", what stopped the repeats."""
-    if c.answer != "not yet known":
+    """Say, for an answer still undecided, what stopped the repeats."""
+    if c.answer != "undecided":
         return c
     if repeats is None:
         return c.model_copy(update={"reason": c.reason + "; the sweep has no adaptive repeats "

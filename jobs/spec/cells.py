@@ -39,7 +39,7 @@ class Cell(Strict):
     run: Step
     order: int
     # An extra repeat beyond the sweep's n: the worker runs it only while a comparison of its
-    # group is still "not yet known" (jobs/statistics/adaptive.py), else skips it.
+    # group is still undecided (jobs/statistics/adaptive.py), else skips it.
     adaptive: bool = False
     # A cell of the A/A arm: the baseline again, whose spread is the group's noise floor.
     aa: bool = False

@@ -68,7 +68,7 @@ class Profile(Strict):
 
 
 class Adaptive(Strict):
-    """More repeats while a comparison is "not yet known", up to `max_n` per arm.
+    """More repeats while a comparison is undecided, up to `max_n` per arm.
 
     Every extra repeat is expanded (and signed) at submit; a worker skips those no longer
     needed. See docs/statistics.md.

@@ -62,7 +62,7 @@ class Repeats(Strict):
 
 
 def pending(samples: Samples, baseline: str, aa: str | None = None) -> list[str]:
-    """The comparisons against the baseline still "not yet known", as "arm (metric)".
+    """The comparisons against the baseline still undecided, as "arm (metric)".
 
     `samples` maps a metric to each arm's values; `aa` names the A/A arm, whose spread
     against the baseline is the noise floor of the others (and which is compared too).
@@ -77,14 +77,14 @@ def pending(samples: Samples, baseline: str, aa: str | None = None) -> list[str]
                 continue
             answer, _ = headline(span, base, separated_answer(span.n, base.n),
                                  separated_p(span.n, base.n), None if arm == aa else floor)
-            if answer == "not yet known":
+            if answer == "undecided":
                 left.append(f"{arm} ({metric})")
     return left
 
 
 def cell_needed(cell: Cell, cells: Sequence[Cell], readings: Mapping[str, Reading]) -> bool:
     """Whether a worker should run `cell` now: always for a regular cell; for an adaptive one,
-    while a comparison of its group over the repeats before `cell.repeat` is "not yet known".
+    while a comparison of its group over the repeats before `cell.repeat` is undecided.
 
     `cells` are the sweep's cells (those of other groups are ignored); `readings` maps a cell
     id to the reading of its measured attempt, for every cell measured so far.
@@ -119,7 +119,7 @@ def walk(group: Sequence[Slot], readings: Mapping[str, Reading], waiting: set[st
     if left:
         return Repeats(regular=regular, max_n=max_n, needed=needed, stopped="cap", pending=left,
                        reason=f"the cap (max_n = {max_n}) stopped the repeats with "
-                       f"{', '.join(left)} still not yet known")
+                       f"{', '.join(left)} still undecided")
     return Repeats(regular=regular, max_n=max_n, needed=needed, stopped="decided", pending=[],
                    reason=f"every comparison was decided after repeat {max_n}")
 

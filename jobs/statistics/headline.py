@@ -1,19 +1,18 @@
 """Two samples compared: the ranges, a rank test and the A/A noise floor make the headline.
 
 An arm differs from the baseline only when the two ranges are apart, the rank test says
-different, and the change exceeds the A/A noise floor where one was measured; overlapping
-ranges are "no effect"; anything else is "not yet known" (docs/statistics.md). Those are
-the rule's states; what a user reads is one word, `word()`, the same in the record, `compare`
-and `bisect`.
+different, and the change exceeds the A/A noise floor where one was measured; with the ranges
+overlapping it never will ("overlap"); anything else is "undecided", which more repeats may
+decide (docs/statistics.md). Those are the rule's states, which adaptive repeats, bisect and
+confirmation act on; what a user reads is one word, `word()`, the same in the record,
+`compare`, `bisect` and `regressions`.
 """
 
 import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from math import comb
-from typing import Any, Literal
-
-from pydantic import computed_field, model_validator
+from typing import Literal
 
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
@@ -32,10 +31,10 @@ _EXACT_UP_TO = 20
 _IQR_IN_SD = 1.3489795003921634  # a normal distribution's interquartile range in sd
 
 RankAnswer = Literal["different", "same", "unknown"]
-Headline = Literal["differs", "no effect", "not yet known"]
+Headline = Literal["differs", "overlap", "undecided"]
 # The word a user reads. Every metric compared is a rate (tok/s, or a ratio of rates), so
 # higher is faster.
-Word = Literal["faster", "slower", "same", "not significant"]
+Word = Literal["faster", "slower", "same", "not significant", "not yet known"]
 
 
 class RankTest(Strict):
@@ -64,19 +63,11 @@ class Comparison(Strict):
     rank: RankTest
     noise_floor: float | None
     answer: Headline
+    # What the record prints, stored as printed: `benchfleet check` reads it again from the
+    # numbers above and fails a record whose word they do not give.
+    word: Word
     reason: str
     capped: bool = False
-
-    @model_validator(mode="before")
-    @classmethod
-    def _derived_word(cls, data: Any) -> Any:
-        """A record's JSON carries the word; it is read again from the answer, never stored."""
-        return {k: v for k, v in data.items() if k != "word"} if isinstance(data, dict) else data
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def word(self) -> Word:
-        return word(self.answer, self.rank.answer, self.ratio.mean)
 
 
 def compare(metric: str, arm: Sequence[float], base: Sequence[float],
@@ -90,20 +81,20 @@ def compare(metric: str, arm: Sequence[float], base: Sequence[float],
     answer, reason = headline(a, b, rank.answer, rank.p, noise_floor)
     return Comparison(metric=metric, n=a.n, n_baseline=b.n, ratio=ratio,
                       ranges_apart=not a.overlaps(b), rank=rank, noise_floor=noise_floor,
-                      answer=answer, reason=reason)
+                      answer=answer, word=word(answer, rank.answer, ratio.mean), reason=reason)
 
 
 def headline(arm: Span, base: Span, rank: RankAnswer, p: float,
              noise_floor: float | None) -> tuple[Headline, str]:
     """The headline rule, with the sentence that says why."""
     if arm.overlaps(base):
-        return "no effect", "the ranges overlap"
+        return "overlap", "the ranges overlap"
     if rank != "different":
-        return "not yet known", (f"the ranges are apart, but at n = {arm.n} against {base.n} "
+        return "undecided", (f"the ranges are apart, but at n = {arm.n} against {base.n} "
                                  f"the rank test's p is {p:.3g}, above α = {ALPHA}")
     change = arm.mean / base.mean - 1
     if noise_floor is not None and abs(change) <= noise_floor:
-        return "not yet known", (f"the ranges are apart and the rank test says different "
+        return "undecided", (f"the ranges are apart and the rank test says different "
                                  f"(p = {p:.3g}), but the change {change:+.1%} is within the "
                                  f"A/A noise floor (±{noise_floor:.1%})")
     floor = (f"the change {change:+.1%} exceeds the A/A noise floor (±{noise_floor:.1%})"
@@ -113,12 +104,21 @@ def headline(arm: Span, base: Span, rank: RankAnswer, p: float,
 
 
 def word(answer: Headline, rank: RankAnswer, ratio_mean: float) -> Word:
-    """The one word for a comparison: faster or slower only where the headline rule says the
-    two differ; same only where the ranges overlap and the rank test reached its
-    same-threshold; otherwise not significant (pyperf's words; asv prints "~")."""
+    """The one word for a comparison (docs/statistics.md): faster or slower only where the
+    headline rule says the two differ; same only where the ranges overlap and the rank test
+    reached its same-threshold; not yet known where the ranges are apart but n is too small
+    for the rank test to say different (more repeats decide it); otherwise not significant
+    (pyperf's words; asv prints "~"): ranges that overlap, or a change within the A/A floor."""
     if answer == "differs":
         return "faster" if ratio_mean > 1 else "slower"
-    return "same" if answer == "no effect" and rank == "same" else "not significant"
+    if answer == "overlap":
+        return "same" if rank == "same" else "not significant"
+    return "not significant" if rank == "different" else "not yet known"
+
+
+def compact_text(w: Word) -> str:
+    """The word where a table has no room for it: asv's "~" for not significant."""
+    return "~" if w == "not significant" else w
 
 
 def noise_floor(aa: Span | None, base: Span | None) -> float | None:

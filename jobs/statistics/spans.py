@@ -32,14 +32,14 @@ class Ratio(Strict):
     mean: float
     low: float
     high: float
-    no_effect: bool
+    ranges_overlap: bool
 
     @classmethod
     def of(cls, arm: Span, baseline: Span) -> "Ratio | None":
         if baseline.min <= 0 or baseline.mean <= 0:
             return None
         return cls(mean=arm.mean / baseline.mean, low=arm.min / baseline.max,
-                   high=arm.max / baseline.min, no_effect=arm.overlaps(baseline))
+                   high=arm.max / baseline.min, ranges_overlap=arm.overlaps(baseline))
 
 
 def span_text(span: Span | None, digits: int = 2) -> str:

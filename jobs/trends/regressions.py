@@ -75,15 +75,16 @@ def judge(metric: str, before: Sequence[float], after: Sequence[float],
     c = compare(metric, after, before, median(floors) if floors else None)
     if c is None:
         return "not settled", None, "a commit has no measurement to compare"
+    # Every reason starts with the comparison's word, as the record and `compare` print it.
     if c.answer == "differs" and c.ratio.mean < 1:
-        return "confirmed", c, f"slower after the step: {c.reason}"
+        return "confirmed", c, f"{c.word} after the step: {c.reason}"
     if c.answer == "differs":
-        return "not confirmed", c, f"faster after the step, not slower: {c.reason}"
-    if c.answer == "no effect":
-        return "not confirmed", c, f"no effect: {c.reason}"
+        return "not confirmed", c, f"{c.word} after the step, not slower: {c.reason}"
+    if c.answer == "overlap":
+        return "not confirmed", c, f"{c.word}: {c.reason}"
     if capped:
-        return "not settled", c, f"{c.reason}; the repeat cap stopped it"
-    return None, c, c.reason
+        return "not settled", c, f"{c.word}: {c.reason}; the repeat cap stopped it"
+    return None, c, f"{c.word}: {c.reason}"
 
 
 def round_floor(base: Sequence[float], aa: Sequence[float]) -> float | None:

@@ -3,7 +3,7 @@
 from jobs.parsers.readings import PathCounts
 from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
-from jobs.statistics.headline import ALPHA, Comparison
+from jobs.statistics.headline import ALPHA, Comparison, compact_text
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
 from jobs.studies.moe_decode_gap.sections import answer_text
 from jobs.views.timeline import timeline_rows
@@ -173,7 +173,7 @@ def _cache(r: Record) -> str:
 
 def _method(r: Record) -> str:
     adaptive = (f" With adaptive repeats, a group gets another repeat of every arm while any "
-                f"comparison is not significant with its ranges apart (more repeats may decide "
+                f"comparison is undecided with its ranges apart (more repeats may decide "
                 f"it), up to {r.adaptive_max_n} per arm; the "
                 "record says when the cap stopped them." if r.adaptive_max_n else
                 f" This sweep has no adaptive repeats: at n = {r.n} against {r.n} the smallest "
@@ -193,8 +193,10 @@ def _method(r: Record) -> str:
             "different, and the change exceeds the A/A noise floor where one was measured: "
             "it is then **faster** or **slower**. It is **same** only where the ranges "
             "overlap and the rank test's p is above its same-threshold (the p a shift of one "
-            "interquartile range would stay below in 99 % of samples of these sizes); "
-            "anything else is **not significant**. "
+            "interquartile range would stay below in 99 % of samples of these sizes); **not "
+            "yet known** where the ranges are apart but too few values were measured for the "
+            "rank test to say different; anything else is **not significant** (`~` in the "
+            "arm tables, as asv prints it). "
             f"See docs/statistics.md.{aa}{adaptive}\n")
 
 
@@ -276,7 +278,7 @@ def _group(g: Group, names: dict[str, str]) -> str:
 def _vs(ratio: Ratio | None, c: Comparison | None) -> str:
     if c is None:
         return ratio_text(ratio)
-    return f"{ratio_text(c.ratio)}, **{c.word}**"
+    return f"{ratio_text(c.ratio)}, **{compact_text(c.word)}**"
 
 
 def _comparisons(g: Group) -> str:

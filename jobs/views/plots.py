@@ -1,6 +1,7 @@
 """The record's plots: decode and prefill tok/s per arm (mean, min-max whiskers and every
 point, y from zero, one scale across a figure's panels), and per-token time by phase. A plot
-with nothing to show is not made.
+with nothing to show is not made. Every text is at least MIN_POINTS, every axis says which way
+is better, and the colours are neutral and colour-blind safe (Okabe and Ito's palette).
 """
 
 import io
@@ -21,7 +22,8 @@ from jobs.record.parts import ArmRow, Group  # noqa: E402
 _COLS = 3
 _PANEL = (4.6, 3.8)  # inches per group panel
 _DPI = 130  # with the font sizes below, readable at 100 % zoom
-_TEXT, _SMALL = 10, 9  # points: axis labels and titles; ticks, answers and the legend
+_TEXT, _SMALL = 10, 9  # points: axis labels and titles; ticks, words and the legend
+MIN_POINTS = _SMALL  # no text smaller: at 130 dpi, 9 pt is 16 pixels high
 # More panels than a reader can look at in one figure cost time and say nothing: the figure
 # shows the first ones, names how many it leaves to the tables, and stays this size.
 MAX_PANELS = 12
@@ -32,7 +34,13 @@ BASELINE_COLOUR = "#666666"  # the baseline, and the A/A arm (hollow): grey, neu
 POINT_COLOUR = "#AAAAAA"  # each measurement, beside its arm's dot
 # Which way is better, per plotted metric (both are tok/s).
 BETTER = {"decode": "higher", "prefill": "higher"}
-LEGEND = ("mean", "min to max", "each measurement")
+LEGEND = ("mean (dot)", "min to max (whiskers)", "each measurement (grey points)",
+          "baseline arm (grey)")
+LEGEND_AA = "A/A arm (hollow)"  # only where the sweep measured one
+# Phases: the palette with its yellow (a bar is large enough), then again hatched; never grey,
+# which is the GPU idle row's.
+PHASE_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+IDLE_COLOUR = "#BBBBBB"
 
 
 def decode_png(record: Record) -> bytes | None:
@@ -67,22 +75,26 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{metric} tok/s ({BETTER[metric]} is better)", fontsize=_TEXT)
     title = (f"{record.sweep_name}: {metric} tok/s per arm; above each arm its n and its "
-             "answer against the baseline"
+             "word against the baseline"
              + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
                 "all)" if len(measured) > len(groups) else ""))
     fig.suptitle(_wrap(title, 60 * cols), fontsize=_TEXT + 1)
-    fig.legend(handles=_legend_handles(), loc="outside lower center", ncols=3,
+    handles = _legend_handles(any(r.aa for g in groups for r in g.rows))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles),
                fontsize=_SMALL, frameon=False)
     return fig
 
 
-def _legend_handles() -> list[Line2D]:
-    dot, whiskers, points = LEGEND
-    return [Line2D([], [], marker="o", color=BASELINE_COLOUR, linestyle="", label=dot),
-            Line2D([], [], marker="|", markersize=14, markeredgewidth=1.5,
-                   color=BASELINE_COLOUR, linestyle="", label=whiskers),
-            Line2D([], [], marker="o", markersize=4, color=POINT_COLOUR, linestyle="",
-                   label=points)]
+def _legend_handles(aa: bool) -> list[Line2D]:
+    dot, whiskers, points, baseline = LEGEND
+    handles = [Line2D([], [], marker="o", color=ARM_COLOURS[0], linestyle="", label=dot),
+               Line2D([], [], marker="|", markersize=14, markeredgewidth=1.5,
+                      color=ARM_COLOURS[0], linestyle="", label=whiskers),
+               Line2D([], [], marker="o", markersize=4, color=POINT_COLOUR, linestyle="",
+                      label=points),
+               Line2D([], [], marker="o", color=BASELINE_COLOUR, linestyle="", label=baseline)]
+    return handles + [Line2D([], [], marker="o", color=BASELINE_COLOUR, mfc="white",
+                             linestyle="", label=LEGEND_AA)] * aa
 
 
 def _panel(ax: Axes, group: Group, metric: str, arms: list[str]) -> None:
@@ -125,6 +137,11 @@ IDLE = "GPU idle (wall − kernels)"
 
 
 def phases_png(record: Record) -> bytes | None:
+    fig = phases_figure(record)
+    return _png(fig) if fig else None
+
+
+def phases_figure(record: Record) -> Figure | None:
     """Per-token time by phase for every timed profile; None when none has timings.
 
     Whatever rows the attribution has are drawn, a negative one (GPU idle below the kernel
@@ -146,14 +163,14 @@ def phases_png(record: Record) -> bytes | None:
     for i, phase in enumerate(phases):
         heights = [_us(a, phase) for _, a in timed]
         bottoms = [u if h >= 0 else d for h, u, d in zip(heights, up, down, strict=True)]
-        bars = ax.bar(labels, heights, bottom=bottoms, label=phase,
-                      color="0.6" if phase == IDLE else f"C{i % 10}",
-                      hatch="//" if phase == "unclassified" else None, edgecolor="white")
+        colour, hatch = _phase_style(i, phase)
+        bars = ax.bar(labels, heights, bottom=bottoms, label=phase, color=colour, hatch=hatch,
+                      edgecolor="white")
         for bar, h in zip(bars, heights, strict=True):
             if h < 0:  # say a negative row's value where it is drawn
                 ax.annotate(f"{phase} {h:.0f}", (bar.get_x() + bar.get_width() / 2,
                                                  bar.get_y() + h / 2),
-                            ha="center", va="center", fontsize=7)
+                            ha="center", va="center", fontsize=_SMALL)
         up = [u + max(h, 0) for u, h in zip(up, heights, strict=True)]
         down = [d + min(h, 0) for d, h in zip(down, heights, strict=True)]
     ax.axhline(0, color="black", linewidth=0.8)
@@ -161,12 +178,22 @@ def phases_png(record: Record) -> bytes | None:
         net = [u + d for u, d in zip(up, down, strict=True)]
         ax.scatter(labels, net, marker="D", color="black", zorder=4, label="sum of the rows")
     ax.set_ylim(min(min(down) * 1.15, 0), max(up) * 1.1 if max(up) > 0 else 1)
-    ax.set_ylabel("µs per decode token")
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    ax.set_ylabel("µs per decode token (lower is better)", fontsize=_TEXT)
+    ax.tick_params(labelsize=_SMALL)
+    ax.legend(fontsize=_SMALL, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     ax.set_title(_wrap(f"{record.sweep_name}: per-token time by phase (two-run profile delta)",
-                       70), fontsize=10)
-    return _png(fig)
+                       70), fontsize=_TEXT + 1)
+    return fig
+
+
+def _phase_style(index: int, phase: str) -> tuple[str, str | None]:
+    """The colour and hatch of a phase's row: GPU idle grey, unclassified hatched, the phases
+    in the palette and hatched on its second round, so no two rows look alike."""
+    if phase == IDLE:
+        return IDLE_COLOUR, None
+    lap = index // len(PHASE_COLOURS)
+    hatch = "//" if phase == "unclassified" else ".." if lap else None
+    return PHASE_COLOURS[index % len(PHASE_COLOURS)], hatch
 
 
 def _flagged(a: Attribution) -> bool:

@@ -139,7 +139,8 @@ def test_compare_gates_on_the_regression_and_passes_an_aa_pair(
     assert same.returncode == 0, same.stdout + same.stderr
     result = json.loads(same.stdout)
     decode = next(r for r in result["rows"] if r["metric"] == "decode tok/s")
-    assert result["gate"] == "pass" and decode["change"] in ("same", "not significant")
+    assert result["gate"] == "pass" and decode["change"] in ("same", "not significant",
+                                                         "not yet known")
     print(f"A/A: {decode['comparison']['ratio']} {decode['comparison']['answer']}")
 
 

@@ -46,22 +46,27 @@ def test_a_step_across_a_gap_spans_its_commits() -> None:
 def test_the_headline_rule_judges_a_confirmation() -> None:
     before, after = [100.0, 101.0, 99.5, 100.4], [80.0, 81.0, 79.2, 80.5]
     aa = [round_floor(before, [100.2, 100.9, 99.8, 100.1]) or 0.0]
-    state, c, _ = judge("decode_tps", before, after, aa, capped=False)
+    state, c, why = judge("decode_tps", before, after, aa, capped=False)
     assert state == "confirmed" and c is not None and c.answer == "differs"
+    assert why.startswith("slower after the step: ")
     state, _, why = judge("decode_tps", before, [100.1, 99.0, 101.2, 100.0], aa, capped=False)
-    assert state == "not confirmed" and "no effect" in why
+    assert state == "not confirmed" and why == "not significant: the ranges overlap"
     # Apart, but 3 against 3 cannot reach α: more rounds, until the cap says "not settled".
-    assert judge("decode_tps", before[:3], after[:3], aa, capped=False)[0] is None
-    assert judge("decode_tps", before[:3], after[:3], aa, capped=True)[0] == "not settled"
-    # A change within the median round's A/A floor is not yet known, whatever the ranges.
-    assert judge("decode_tps", before, after, [0.1, 0.5, 0.4], capped=False)[0] is None
+    state, _, why = judge("decode_tps", before[:3], after[:3], aa, capped=False)
+    assert state is None and why.startswith("not yet known: the ranges are apart")
+    state, _, why = judge("decode_tps", before[:3], after[:3], aa, capped=True)
+    assert state == "not settled" and why.endswith("the repeat cap stopped it")
+    # A change within the median round's A/A floor is undecided (not significant), whatever
+    # the ranges: more rounds.
+    state, _, why = judge("decode_tps", before, after, [0.1, 0.5, 0.4], capped=False)
+    assert state is None and why.startswith("not significant: ") and "A/A noise floor" in why
 
 
 def test_a_verdict_is_remembered_and_tallied() -> None:
     s = with_steps(("bed", "m", "fused", "decode_tps"), _series(), Thresholds())
     [c] = candidates(s)
-    refuted = Verdict(key=c.key, state="not confirmed", reason="no effect", comparison=None,
-                      sweeps=["x"])
+    refuted = Verdict(key=c.key, state="not confirmed",
+                      reason="not significant: the ranges overlap", comparison=None, sweeps=["x"])
     rows = listed([c], {c.key: refuted})
     assert rows[0].state == "not confirmed"
     assert tally(rows) == {"bed": {"candidate": 0, "confirmed": 0, "not confirmed": 1,

@@ -34,7 +34,7 @@ class Gap(Strict):
     def undecided_by_host(self) -> bool:
         """Flagged runs were left out, and what remains cannot answer."""
         c = self.comparison
-        return bool(self.flagged) and (c is None or c.answer == "not yet known"
+        return bool(self.flagged) and (c is None or c.answer == "undecided"
                                        or min(c.n, c.n_baseline) < MIN_RUNS)
 
 
@@ -83,9 +83,9 @@ def relation(family: Group, control: Group, arm: str) -> tuple[Relation, str]:
     for who, g in (("family", fam), ("control", ctl)):
         if g.undecided_by_host:
             return "not settled", f"the {who}'s {host_reason(g)}"
-        if g.comparison is None or g.comparison.answer == "not yet known":
+        if g.comparison is None or g.comparison.answer == "undecided":
             why = g.comparison.reason if g.comparison else "no decode rows to compare"
-            return "not settled", f"more repeats: the {who}'s gap is not significant yet ({why})"
+            return "not settled", f"more repeats: the {who}'s gap is undecided ({why})"
     assert fam.comparison and ctl.comparison
     fam_gap, ctl_gap = _slower(fam.comparison), _slower(ctl.comparison)
     if not fam_gap and not ctl_gap:
@@ -108,10 +108,10 @@ def _ratios(family: Group, control: Group, arm: str) -> tuple[Relation, str]:
     c = compare("decode ratio", fam, ctl, max(floors) if floors else None)
     if c is None:
         return "not settled", "no ratios to compare"
-    if c.answer == "not yet known":
-        return "not settled", ("more repeats: the ratios' difference is not significant yet "
+    if c.answer == "undecided":
+        return "not settled", ("more repeats: the ratios' difference is undecided "
                                f"({c.reason})")
-    if c.answer == "no effect":
+    if c.answer == "overlap":
         return "general", f"both are slower and their ratios do not differ ({c.reason})"
     word: Relation = "family-specific" if c.ratio.mean < 1 else "narrower"
     return word, f"both are slower and the family's ratio differs from the control's " \

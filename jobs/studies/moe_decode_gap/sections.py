@@ -17,8 +17,8 @@ def answer_text(a: Answer) -> str:
              "control's, each by the headline rule on unflagged runs: only the family slower is "
              "family-specific, neither is no gap in either; both slower, their per-run ratios "
              "are compared by the same rule: apart and different is family-specific (or "
-             "narrower), ranges overlapping (not significant, or same) is general; not "
-             "significant with the ranges apart is not settled.\n",
+             "narrower), ranges overlapping (not significant, or same) is general; undecided "
+             "with the ranges apart (not yet known, or within the A/A floor) is not settled.\n",
              "| commit | backend | control | control ratio | fused-off vs candidate | model "
              "| family | family ratio | gap is | why |",
              "|---|---|---|---|---|---|---|---|---|---|"]

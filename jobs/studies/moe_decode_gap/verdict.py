@@ -4,8 +4,8 @@ For one backend and one model of a family asked about, the M = 1 expert gather i
 **dominant term** of the decode gap when all of these hold:
   1. gap: the headline answer (jobs/studies/moe_decode_gap/gap.py) on unflagged runs says the
      candidate's decode tok/s differs from the baseline's (ranges apart, rank test different,
-     beyond the A/A floor), and it is slower; not significant with the ranges apart (the
-     rule's "not yet known") is "not settled: more repeats",
+     beyond the A/A floor), and it is slower; undecided (ranges apart, the words "not yet
+     known" and, within the floor, "not significant") is "not settled: more repeats",
      and flagged runs whose absence leaves it undecided are "not settled: host";
   2. path: decode takes the gather: `[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1` lines and no
      fused decode call where the family prints them, else a decode kernel only the gather
@@ -39,7 +39,8 @@ RULE = (
     "The M = 1 expert gather is the dominant term of a decode gap when (1) on the runs no "
     "host flag was raised on, the candidate's decode tok/s is slower and differs from the "
     "baseline's by the headline rule (ranges apart, rank test different, beyond the A/A noise "
-    "floor; not significant with the ranges apart is not settled: more repeats; flagged runs "
+    "floor; undecided (ranges apart, too few runs or within the floor) is not settled: more "
+    "repeats; flagged runs "
     "that leave it undecided are not settled: host); (2) decode takes the gather: "
     "[QWEN3_MOE_SPARSE] path=gather_qmm tokens=1 lines and no fused decode call where the "
     "family prints them, else a decode kernel whose identity only the gather launches and none "
@@ -127,10 +128,10 @@ def _gap(e: Evidence) -> Verdict | None:
     if c is None:
         return _verdict(e, "not settled", "decode throughput of the candidate or the baseline "
                         "is missing", missing=[f"decode rows of {e.bench_ref}"])
-    if c.answer == "no effect":
+    if c.answer == "overlap":
         return _verdict(e, "no gap", f"{c.word}: {c.reason} (decode tok/s, {c.n} against "
                         f"{c.n_baseline} unflagged runs)", [e.bench_ref])
-    if c.answer == "not yet known":
+    if c.answer == "undecided":
         return _verdict(e, "not settled", f"more repeats: {c.reason}", [],
                         [f"more repeats of {e.bench_ref}"])
     if c.ratio.mean >= 1:

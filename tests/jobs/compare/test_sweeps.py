@@ -40,15 +40,21 @@ def test_within_the_factor_or_faster_is_not_worse() -> None:
     assert rows(old, a_bit, factor=1.02)[("gather", "decode tok/s")] == "worse"
 
 
-def test_not_significant_is_shown_and_fails_nothing() -> None:
+def test_not_significant_and_not_yet_known_are_shown_and_fail_nothing() -> None:
     old = record({arm: values[:3] for arm, values in OLD.items()})
     new = record({"gather": OLD["gather"][:3], "fused": [50.0, 51.0, 52.0]})
     result = side_by_side(old, "main", new, "main")
-    # gather measured the same values twice and fused's ranges are apart at 3 against 3.
-    assert result.gate == "pass" and result.counts["not significant"] == 4
+    # gather measured the same values twice (its ranges overlap: not significant); fused's
+    # ranges are apart at 3 against 3, where the rank test cannot say different: not yet known.
+    assert result.gate == "pass"
+    assert result.counts["not significant"] == 2 and result.counts["not yet known"] == 2
     row = next(r for r in result.rows if r.arm == "fused")
+    assert row.change == "not yet known" and row.comparison
+    assert row.comparison.word == "not yet known"
     assert "would count as worse once decided" in row.reason
-    assert "4 comparisons are not significant and do not fail the gate" in result.summary
+    assert ("2 comparisons are not significant and 2 comparisons are not yet known, which "
+            "fails nothing") in result.summary
+    assert "| not yet known | cuda |" in render(result)
 
 
 def test_a_failure_on_the_new_side_fails_the_gate_and_one_sided_rows_do_not() -> None:

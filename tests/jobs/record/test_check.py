@@ -66,7 +66,7 @@ def test_comparisons_repeats_and_evidence_are_recomputed() -> None:
     fused = group.rows[1]
     assert fused.decode_comparison
     claimed = fused.model_copy(update={"decode_comparison": fused.decode_comparison.model_copy(
-        update={"answer": "no effect"})})
+        update={"answer": "overlap"})})
     edited = record.model_copy(update={"groups": [group.model_copy(
         update={"rows": [group.rows[0], claimed, *group.rows[2:]]})]})
     assert any("decode comparison with the baseline does not follow from the measurements "

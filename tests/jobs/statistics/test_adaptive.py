@@ -114,8 +114,8 @@ def test_the_worker_and_the_record_reach_the_same_answer(base: list[float], arm:
     floor = noise_floor(Span.of(aa), Span.of(base))
     record = compare("m", arm, base, floor)
     assert record and floor_c
-    assert ("x (m)" in left) == (record.answer == "not yet known")
-    assert ("aa (m)" in left) == (floor_c.answer == "not yet known")
+    assert ("x (m)" in left) == (record.answer == "undecided")
+    assert ("aa (m)" in left) == (floor_c.answer == "undecided")
 
 
 def test_the_workers_call_keeps_it_one_thread() -> None:

@@ -35,7 +35,7 @@ def test_apart_samples_have_the_exact_p_of_their_sizes_alone(low: list[float], g
 def test_three_against_three_can_never_differ() -> None:
     c = compare("decode tok/s", [30.0, 30.5, 31.0], [40.0, 40.5, 41.0], None)
     assert c and c.ranges_apart and c.rank.p == pytest.approx(0.1)
-    assert c.rank.answer == "unknown" and c.answer == "not yet known"
+    assert c.rank.answer == "unknown" and c.answer == "undecided" and c.word == "not yet known"
     assert "at n = 3 against 3 the rank test's p is 0.1, above α = 0.05" in c.reason
     assert separated_p(3, 3) == pytest.approx(0.1) and separated_p(4, 4) < ALPHA
 
@@ -52,18 +52,20 @@ def test_the_noise_floor_holds_back_a_change_smaller_than_identical_code_showed(
     assert floor == pytest.approx(max(1 - 38 / 43, 44 / 40 - 1))
     small = compare("decode tok/s", [44.5, 45.0, 45.5, 46.0], [40.0, 41.0, 42.0, 43.0], floor)
     assert small and small.ranges_apart and small.rank.answer == "different"
-    assert small.answer == "not yet known" and "within the A/A noise floor (±11.6%)" in small.reason
+    assert small.answer == "undecided" and "within the A/A noise floor (±11.6%)" in small.reason
+    assert small.word == "not significant"  # more values would not make it larger than noise
     large = compare("decode tok/s", [60.0, 61.0, 62.0, 63.0], [40.0, 41.0, 42.0, 43.0], floor)
     assert large and large.answer == "differs" and "exceeds the A/A noise floor" in large.reason
 
 
-def test_overlapping_ranges_are_no_effect_even_when_the_rank_test_says_different() -> None:
+def test_overlapping_ranges_never_differ_even_when_the_rank_test_says_different() -> None:
     rng = np.random.default_rng(7)
     base = list(rng.normal(100, 1, 30))
     arm = list(rng.normal(101.5, 1, 30))
     c = compare("decode tok/s", arm, base, None)
     assert c and not c.ranges_apart and c.rank.answer == "different"
-    assert c.answer == "no effect" and c.reason == "the ranges overlap"
+    assert c.answer == "overlap" and c.reason == "the ranges overlap"
+    assert c.word == "not significant"
 
 
 def test_same_needs_enough_values_and_comes_with_more() -> None:
@@ -79,12 +81,12 @@ def test_the_same_code_case_of_the_issue_is_never_an_effect() -> None:
     base, arm = [10.0, 11.0, 12.0], [13.03, 13.29, 15.26]
     c = compare("decode tok/s", arm, base, None)
     assert c and ratio_text(c.ratio) == "+26.0% (+8.6% to +52.6%)"
-    assert c.answer == "not yet known"
+    assert c.answer == "undecided" and c.word == "not yet known"
 
 
 def test_identical_code_on_a_noisy_host_rarely_differs_even_with_adaptive_repeats() -> None:
-    """Same distribution for both arms, heavy-tailed load noise, repeats up to 10 while "not
-    yet known": ranges only widen with n, so "differs" needs them apart at n = 4 already,
+    """Same distribution for both arms, heavy-tailed load noise, repeats up to 10 while
+    undecided: ranges only widen with n, so "differs" needs them apart at n = 4 already,
     which identical code reaches with probability 2/70."""
     rng = np.random.default_rng(1859)
     differs = 0
@@ -95,7 +97,7 @@ def test_identical_code_on_a_noisy_host_rarely_differs_even_with_adaptive_repeat
             a, b = Span.of(arm), Span.of(base)
             assert a and b
             answer, _ = headline(a, b, separated_answer(a.n, b.n), separated_p(a.n, b.n), None)
-            if answer != "not yet known" or len(arm) == 10:
+            if answer != "undecided" or len(arm) == 10:
                 break
             arm, base = arm + _loaded(rng, 1), base + _loaded(rng, 1)
         differs += answer == "differs"
