@@ -1,6 +1,6 @@
 """`status --watch`: a sweep's progress, hyperfine's way — a bar of cells ended of all, the
-counts, an ETA from the cells measured so far (jobs/progress.py), and under it each worker
-with what it does now (building, gating, measuring) and why it waits, if it does.
+counts, an ETA from the cells measured so far (jobs/statistics/progress.py), and under it
+each worker with what it does now (building, gating, measuring) and why it waits, if it does.
 
 Fed by the sweep's events: a state change reads the log's new entries (one short read, no
 re-reading of every state); a note carries its phase and reason itself; a quiet spell reads
@@ -9,15 +9,16 @@ the states again, once."""
 import json
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jobs.progress import CellTimes, eta_text
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
+from jobs.statistics.progress import CellTimes, eta_text
 from runner.status import counts_text
 from workers.shared import redis_keys
 from workers.shared.clock import epoch
@@ -66,7 +67,8 @@ class Following:
         raw = self.store.r.lrange(redis_keys.sweep(self.sweep_id, "log"), self.read, -1)
         self.read += len(raw)
         entries = [json.loads(e) for e in raw]
-        self.times.add(entries)
+        self.times.add({**e, "at": datetime.fromisoformat(e["at"]).timestamp()}
+                       for e in entries)
         if show:  # each entry is a change of a cell's state
             for e in entries:
                 self.states[e["cell"]] = CellState(

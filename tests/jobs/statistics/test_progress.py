@@ -1,21 +1,21 @@
 """Progress as `status --watch` shows it: cells ended of all, and an ETA from the median time
 a cell took from its take to `done`, times the cells left, over the workers."""
 
-from jobs.progress import CellTimes, eta_s, eta_text
+from jobs.statistics.progress import CellTimes, eta_s, eta_text
 
 
-def _entry(cell: str, attempt: int, status: str, at: str, worker: str = "w1"
+def _entry(cell: str, attempt: int, status: str, at: float, worker: str = "w1"
            ) -> dict[str, object]:
     return {"cell": cell, "attempt": attempt, "generation": 0, "worker": worker,
-            "status": status, "at": f"2025-01-01T10:{at}+00:00"}
+            "status": status, "at": 1_735_725_600.0 + at}
 
 
 def test_a_cells_time_runs_from_its_take_to_done_and_only_done_counts() -> None:
     times = CellTimes()
-    times.add([_entry("a", 1, "running", "00:00.000"), _entry("b", 1, "running", "00:01.000", "w2"),
-               _entry("a", 1, "done", "00:12.500"), _entry("b", 1, "failed", "00:02.000"),
-               _entry("b", 2, "running", "00:03.000", "w2")])
-    times.add([_entry("b", 2, "done", "00:23.000", "w2"), _entry("c", 1, "done", "00:30.000")])
+    times.add([_entry("a", 1, "running", 0.0), _entry("b", 1, "running", 1.0, "w2"),
+               _entry("a", 1, "done", 12.5), _entry("b", 1, "failed", 2.0),
+               _entry("b", 2, "running", 3.0, "w2")])
+    times.add([_entry("b", 2, "done", 23.0, "w2"), _entry("c", 1, "done", 30.0)])
     assert times.times == [12.5, 20.0]  # c's take was never seen: no time for it
     assert times.workers == {"w1", "w2"}
 

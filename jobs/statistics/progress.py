@@ -1,11 +1,11 @@
 """A sweep's progress as `status --watch` shows it, hyperfine's way: how many cells have
 ended of all, and an ETA from the cells measured so far — the median time from a cell's take
 to its `done`, times the cells left, over the workers running them. Read from the sweep's
-log of state changes, whose times are each worker's own clock at both ends of an attempt."""
+log of state changes (each entry's time in epoch seconds), whose times are each worker's own
+clock at both ends of an attempt."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from statistics import median
 
 
@@ -15,18 +15,18 @@ class CellTimes:
 
     times: list[float] = field(default_factory=list)
     workers: set[str] = field(default_factory=set)  # every worker that took a cell
-    _taken: dict[tuple[str, int], str] = field(default_factory=dict)
+    _taken: dict[tuple[str, int], float] = field(default_factory=dict)
 
     def add(self, entries: Iterable[Mapping[str, object]]) -> None:
         for entry in entries:
             key = (str(entry["cell"]), int(str(entry.get("attempt", 0))))
             if entry["status"] == "running":
-                self._taken[key] = str(entry["at"])
+                self._taken[key] = float(str(entry["at"]))
                 self.workers.add(str(entry.get("worker", "")))
             elif key in self._taken:
                 taken = self._taken.pop(key)
                 if entry["status"] == "done":
-                    self.times.append(_seconds(taken, str(entry["at"])))
+                    self.times.append(max(0.0, float(str(entry["at"])) - taken))
 
 
 def eta_s(times: Sequence[float], left: int, workers: int) -> float | None:
@@ -46,6 +46,3 @@ def eta_text(times: Sequence[float], left: int, workers: int) -> str:
     return (f"ETA {whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d} (a cell takes "
             f"{median(times):.1f} s, {max(workers, 1)} worker{'s' if workers > 1 else ''})")
 
-
-def _seconds(start: str, end: str) -> float:
-    return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
