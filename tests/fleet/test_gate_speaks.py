@@ -1,7 +1,7 @@
 """The issue's case: a busy host, two workers on it. The gated worker's cell says why it waits
-in `status --json` (load1 over the threshold, for how long, the cap), updated as it polls,
-while the other worker keeps measuring: the gate waits without the host lease. Once the cell
-runs, the reason is gone; the worker's log said when the wait began and how it ended."""
+(load1 over the threshold, for how long, the cap) in `status --json` and `hosts`, updated as it
+polls, while the other worker keeps measuring: the gate waits without the host lease. Once the
+cell runs, the reason is gone; the worker's log said when the wait began and how it ended."""
 
 import json
 import os
@@ -53,6 +53,9 @@ def test_a_gated_cell_says_why_while_a_neighbour_measures(tmp_path: Path) -> Non
                     else None
 
             first = eventually(waiting, 30.0, "the gated cell's reason in status --json")
+            hosts = {w["name"]: w for w in json.loads(cli(lab_.settings, "hosts", "--json").stdout)}
+            assert hosts["gated"]["running"] == cell and hosts["gated"]["phase"] == "gating"
+            assert waits.fullmatch(hosts["gated"]["reason"]), hosts["gated"]
             later = eventually(lambda: (w := waiting()) and w[0] > first[0] and w[1] > first[1]
                                and w, GATED_WAIT_S, "the neighbour measuring meanwhile")
             assert later[1] > first[1]
