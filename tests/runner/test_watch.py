@@ -41,7 +41,7 @@ def test_the_watch_shows_progress_eta_and_each_workers_phase(submitted: Submitte
     eta = r"1/4 cells .* ETA 0:(\d\d):(\d\d) \(a cell takes (\d+\.\d) s, 1 worker\)"
     eventually(lambda: shows(eta) and shows(r"1 done, 3 queued"), 10.0, "one cell done, an ETA")
     minutes, seconds, cell_s = re.findall(eta, out.getvalue())[-1]
-    taken = store.log(sweep_id)[-1]["at"], store.log(sweep_id)[0]["at"]
+    taken = str(store.log(sweep_id)[-1]["at"]), str(store.log(sweep_id)[0]["at"])
     assert float(cell_s) == round((datetime.fromisoformat(taken[0])
                                    - datetime.fromisoformat(taken[1])).total_seconds(), 1)
     # 3 cells left, 1 worker; both figures are shown rounded
