@@ -1,17 +1,15 @@
 """Show a sweep's cells: the whole table for a small sweep (or with --all), an overview for a
 large one (counts per state, backend and model; failed and running cells in full), JSON for
-scripts, and with --watch a progress bar fed by the sweep's events until it ends."""
+scripts; `--watch` follows it (runner/watch.py)."""
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jobs.record.attempts import FINAL, CellState
+from jobs.record.attempts import CellState
 from jobs.spec.cells import Cell
-from workers.shared.state import Store
 
 _STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "magenta",
           "skipped": "dim", "running": "yellow", "queued": "dim"}
@@ -73,29 +71,3 @@ def show(console: Console, cells: Sequence[Cell], states: Mapping[str, CellState
                               else overview(cells, states, title))
     for view in views:
         console.print(view)
-
-
-def watch(store: Store, sweep_id: str, cells: Sequence[Cell], console: Console) -> None:
-    """Follow the sweep's events until every cell has ended: each event moves one cell's
-    count (no re-reading of every state); a quiet spell reads the states again, once."""
-    status = {c: s.status for c, s in store.states(sweep_id).items()}
-    counts = Counter(status.values())
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as progress:
-        task = progress.add_task(sweep_id, total=len(cells))
-        events = store.events(sweep_id, timeout_s=5.0)
-        while True:
-            final = sum(n for s, n in counts.items() if s in FINAL)
-            progress.update(task, completed=final,
-                            description=f"{sweep_id}: {counts_text(counts)}")
-            if final == len(cells):
-                break
-            event = next(events)
-            if event is None or event.get("cell") not in status:
-                status = {c: s.status for c, s in store.states(sweep_id).items()}
-                counts = Counter(status.values())
-                continue
-            counts[status[event["cell"]]] -= 1
-            status[event["cell"]] = event["status"]
-            counts[event["status"]] += 1
-        events.close()

@@ -14,7 +14,8 @@ from rich.console import Console
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
 from jobs.spec.routing import Route, why_waiting
-from runner.status import show, summary, watch
+from runner.status import show, summary
+from runner.watch import watch
 from workers.shared.leases import live_offers
 from workers.shared.recovery import recover
 from workers.shared.settings import load_settings

@@ -13,8 +13,9 @@ from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import lay_out_demo
 from runner.records import Written, gather, write
-from runner.status import summary, table, watch
+from runner.status import summary, table
 from runner.submit import submit
+from runner.watch import watch
 from workers.shared.settings import Settings
 from workers.shared.signing import generate
 from workers.shared.state import Store
