@@ -186,6 +186,8 @@ if [ -n "$test_mode" ] && [ "$(uname -s)" != Darwin ]; then
   # The published site's test drives Debian's Chromium with Playwright (its own browser
   # download cannot reach the network here).
   present chromium || need="$need chromium"
+  # The lease tests run a worker whose clock is a minute off (libfaketime's `faketime`).
+  present faketime || need="$need faketime"
 fi
 
 # --- System packages ---------------------------------------------------------------------------

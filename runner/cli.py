@@ -1,4 +1,5 @@
-"""The `benchfleet` command: a thin click layer over runner/, one subcommand per file.
+"""The `benchfleet` command: its entry and exit codes; the click group of its subcommands, one
+per file, is runner/commands/.
 
 Exit codes, the same for every command (docs/cli.md):
   0  done, and the answer is yes (all cells done, the record passes, nothing got worse)
@@ -11,47 +12,31 @@ Exit codes, the same for every command (docs/cli.md):
 import signal
 import sys
 
+from runner import VERSION_LINE
+
 
 def _interrupted_while_starting(signum: int, frame: object) -> None:
-    # Ctrl-C before main() runs (while click and the rest import) ends as any interrupt does.
+    # Ctrl-C before main() runs, or while it imports click and the rest, ends as any
+    # interrupt does.
     print("benchfleet: interrupted; stopped what it had started", file=sys.stderr)
     sys.exit(130)
 
 
 signal.signal(signal.SIGINT, _interrupted_while_starting)
 
-import click  # noqa: E402  (after the handler: its import is most of the start-up)
-
-from jobs.errors import SpecError, UserError  # noqa: E402
-
 OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
-# Subcommands live one per file in runner/commands/; imported only when called, so a quick
-# `status` never pays for celery or matplotlib.
-COMMANDS = ("submit", "status", "sweeps", "hosts", "rerun", "cancel", "restore", "record",
-            "check", "compare", "bisect", "init", "presets", "keys", "worker", "fleet", "deploy",
-            "demo", "history", "regressions", "publish")
-
-
-class Commands(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
-            return None
-        module = __import__(f"runner.commands.{name}", fromlist=["command"])
-        command: click.Command = module.command
-        return command
-
-
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="benchfleet", prog_name="benchfleet")  # read when asked
-def cli() -> None:
-    """Paired benchmark and profile sweeps across backends, run by Celery workers, combined
-    into one record."""
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        # Scripts ask this most, and it needs nothing: answered before click is imported.
+        print(VERSION_LINE)
+        return OK
+    import click  # most of the start-up; a Ctrl-C meanwhile is the start-up handler's
+
+    from jobs.errors import SpecError, UserError
+    from runner.commands import cli
+
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a KeyboardInterrupt from here on
     try:
         code = cli.main(args=argv, prog_name="benchfleet", standalone_mode=False)
@@ -90,6 +75,8 @@ def _redis_sentence(error: Exception) -> str | None:
         # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
         # to redis-py, so it is caught before one
         return _refused(error)
+    if isinstance(error, redis.ConnectionError) and "max number of clients" in str(error):
+        return _too_many()
     if isinstance(error, redis.ConnectionError):
         return _unreachable()
     return None
@@ -101,6 +88,15 @@ def _full() -> str:
     url = redacted(load_settings().redis_url)
     return (f"Redis at BENCHFLEET_REDIS_URL ({url}) is full: it refuses writes past its "
             "maxmemory; raise maxmemory (with maxmemory-policy noeviction) or free space")
+
+
+def _too_many() -> str:
+    from workers.shared.settings import load_settings, redacted
+
+    url = redacted(load_settings().redis_url)
+    return (f"Redis at BENCHFLEET_REDIS_URL ({url}) refuses new connections: it has reached "
+            "its maxclients; raise maxclients in its configuration (each worker holds a few "
+            "connections) or stop some clients")
 
 
 def _unreachable() -> str:

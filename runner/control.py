@@ -14,7 +14,6 @@ from jobs.spec.cells import Cell
 from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
 from workers.shared import cancels
-from workers.shared.clock import epoch
 from workers.shared.leases import live_workers
 from workers.shared.messages import Signed, publish
 from workers.shared.queues import host_queue
@@ -65,8 +64,7 @@ def rerun(store: Store, key: Signer, sweep_id: str, cells: list[Cell], rebuild: 
             else:
                 ok.append(cell)
                 signed_all[cell.id] = signed[cell.id]
-    publish(store.r, group_messages(sweep_id, ok, signed_all, _previous_hosts(store, states, ok)),
-            epoch())
+    publish(store.r, group_messages(sweep_id, ok, signed_all, _previous_hosts(store, states, ok)))
     return Outcome([c.id for c in ok], skipped)
 
 
@@ -115,6 +113,6 @@ def restore(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Outcome:
     store.save_sweep(sweep_id, stored.sweep, stored.cells, stored.source, stored.spec_hash,
                      signed, stored.resolved, states, {c: n for c, n in used.items() if n})
     todo = [c for c in stored.cells if states[c.id].status == "queued"]
-    publish(store.r, group_messages(sweep_id, todo, signed), epoch())
+    publish(store.r, group_messages(sweep_id, todo, signed))
     return Outcome([c.id for c in todo], {c.id: f"it is {states[c.id].status}"
                                           for c in stored.cells if c not in todo})

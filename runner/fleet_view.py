@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from pydantic import ValidationError
 from rich.table import Table
 
+from jobs.record.attempts import Phase
 from jobs.record.capabilities import Capabilities
 from jobs.strict import Strict
 from jobs.trends.fingerprint import host_testbed
 from workers.shared.clock import epoch
-from workers.shared.leases import live_workers
-from workers.shared.redis_keys import WORKERS
+from workers.shared.leases import live_expiries, live_workers
 from workers.shared.state import Store
 
 
@@ -26,6 +26,8 @@ class WorkerView(Strict):
     sweep_id: str | None  # the message it holds, if any
     holding: list[str]
     running: str | None  # the cell of that message it runs now
+    phase: Phase | None  # what it does with that cell (workers/shared/notes.py)
+    reason: str | None  # why that cell waits, if it does (the idle gate's wait)
     seen: str
     seen_s_ago: float | None
     lease_s_left: float
@@ -33,23 +35,26 @@ class WorkerView(Strict):
 
 def gather(store: Store) -> list[WorkerView]:
     now = epoch()
-    expiry = dict(store.r.zrangebyscore(WORKERS, now, "+inf", withscores=True))
+    seconds, micros = store.r.time()
+    server_now = seconds + micros / 1e6  # leases run on Redis's clock, whatever this one says
+    expiry = live_expiries(store.r)
     views = []
     for name, fields in sorted(live_workers(store.r).items()):
         holding = _json(fields.get("holding"), {})
         sweep_id, cells = holding.get("sweep_id"), list(holding.get("cells", []))
-        running = None
+        running, state = None, None
         if sweep_id and cells:
             states = store.states_of(sweep_id, cells)
-            running = next((c for c, s in states.items()
-                            if s.status == "running" and s.worker == name), None)
+            running, state = next(((c, s) for c, s in states.items()
+                                   if s.status == "running" and s.worker == name), (None, None))
         views.append(WorkerView(
             name=name, host=fields.get("host", ""), backend=fields.get("backend", ""),
             pid=fields.get("pid", ""), tags=list(_json(fields.get("tags"), [])),
             capabilities=_capabilities(fields.get("probe")), sweep_id=sweep_id,
-            holding=cells, running=running, seen=fields.get("seen", ""),
+            holding=cells, running=running, phase=state.phase if state else None,
+            reason=state.reason if state else None, seen=fields.get("seen", ""),
             seen_s_ago=_ago(fields.get("seen", ""), now),
-            lease_s_left=round(float(expiry.get(name, now)) - now, 1)))
+            lease_s_left=round(expiry.get(name, server_now) - server_now, 1)))
     return views
 
 
@@ -81,7 +86,8 @@ def _running(v: WorkerView) -> str:
         return "idle"
     now = f"{v.running} ({len(v.holding)} cells held)" if v.running else \
         f"{len(v.holding)} cells held, between cells"
-    return f"{v.sweep_id}: {now}"
+    doing = f"; {v.phase}" if v.running and v.phase else ""
+    return f"{v.sweep_id}: {now}{doing}" + (f": {v.reason}" if v.running and v.reason else "")
 
 
 def _seen(v: WorkerView) -> str:

@@ -31,9 +31,14 @@ def table(cells: Sequence[Cell], states: Mapping[str, CellState], title: str) ->
     t.add_column("reason", overflow="fold", ratio=2)
     for cell in cells:
         s = states.get(cell.id, CellState(status="queued"))
-        t.add_row(cell.id, f"[{_STYLE[s.status]}]{s.status}[/]", s.worker or "",
+        t.add_row(cell.id, f"[{_STYLE[s.status]}]{s.status}[/]{_phase(s)}", s.worker or "",
                   str(s.attempt or ""), str(s.generation or ""), s.reason or "")
     return t
+
+
+def _phase(state: CellState) -> str:
+    """A running cell's phase beside its state; a final one keeps its last, unshown."""
+    return f" ({state.phase})" if state.status == "running" and state.phase else ""
 
 
 def overview(cells: Sequence[Cell], states: Mapping[str, CellState], title: str) -> list[Table]:

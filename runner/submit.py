@@ -16,7 +16,7 @@ from jobs.spec.sweep import Sweep, catalogue_problems
 from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
 from runner.status import summary
 from workers.shared.catalogue import load_catalogue
-from workers.shared.clock import epoch, now
+from workers.shared.clock import now
 from workers.shared.messages import GroupMessage, Signed, publish
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
@@ -88,7 +88,7 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
         protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
         sweep=pinned, cells=cells, resolved=resolved,
         spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
-    publish(store.r, group_messages(sweep_id, cells, signed), epoch())
+    publish(store.r, group_messages(sweep_id, cells, signed))
     return sweep_id, cells
 
 

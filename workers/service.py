@@ -27,6 +27,7 @@ from workers.hooks.gpu_watch import GpuWatch
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
 from workers.hooks.lease import CellLease
+from workers.hooks.phase import Phases
 from workers.hooks.policy import Policy
 from workers.hooks.retries import Retries
 from workers.hooks.route import Route
@@ -39,8 +40,8 @@ from workers.shared import redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
+from workers.shared.notes import Notes
 from workers.shared.queues import TASK
-from workers.shared.recovery import take_over
 from workers.shared.settings import Settings
 from workers.shared.signing import verifier
 from workers.shared.state import Store
@@ -93,28 +94,31 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     if not settings.allowed_repos:
         log.warning("BENCHFLEET_ALLOWED_REPOS is empty: worker %s builds no repository; every "
                     "cell it takes fails until the list names the targets", name)
-    try:
-        held = lease.take({"backend": backend, "host": host, "pid": str(os.getpid()),
-                           "facts": facts().model_dump_json(), **offering.fields()},
-                          takeover=_predecessor_is_dead(client, name, host))
+    takeover = _predecessor_is_dead(client, name, host)
+    try:  # refused now if the name is another live worker's; taken once ready (_idle_step)
+        lease.check_free(takeover)
     except NameTaken as taken:
         raise UserError(str(taken)) from None
-    if held:
-        log.warning("worker %s took over from its dead predecessor: %d cells queued again",
-                    name, take_over(store, held, settings.max_attempts))
+    lease.fields = {"backend": backend, "host": host, "pid": str(os.getpid()),
+                    "facts": facts().model_dump_json(), **offering.fields()}
     artifacts = open_store(settings.artifacts, settings)
     gate = GateConfig(settings.idle_load1, settings.idle_max_wait_s, settings.idle_gap_s,
                       settings.idle_interval_s)
     slack = gate.max_wait_s + settings.lease_margin_s
     cell_lease = CellLease(store, lease, artifacts, slack, settings.setup_timeout_s,
                            settings.max_attempts, settings.lost_after_s)
-    # Shutdown first: once the worker is stopping, no other hook sees another cell.
+    cell_lease.takeover = takeover
+    # Shutdown first: once the worker is stopping, no other hook sees another cell. The idle
+    # gate waits outside the host lease and reads the host once more inside it.
+    notes = Notes(client, name, lease.instance)
+    idle = IdleGate(gate, notes)
     hooks = Chain([Shutdown(store, name), SignatureCheck(key, store, name),
                    Route(offering, store), Adaptive(store, artifacts),
                    Cancel(client, settings.redis_url, name), Retries(), cell_lease,
-                   Policy(settings.allowed_repos, offering),
+                   Policy(settings.allowed_repos, offering), idle,
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
-                   IdleGate(gate), GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
+                   idle.under_lease, Phases(notes),
+                   GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=load_catalogue(settings.catalogue),
@@ -137,11 +141,15 @@ def register(app: Celery, ctx: Context) -> None:
 
 def _idle_step(ctx: Context) -> type[bootsteps.StartStopStep]:
     class IdleLease(bootsteps.StartStopStep):
-        """Between cells: the lease hook's tick (renew, and queue again what dead workers held)."""
+        """The worker's lease: taken when ready, then the lease hook's tick between cells
+        (renew, and queue again what dead workers held)."""
 
         requires = {"celery.worker.components:Timer"}
 
         def start(self, worker: object) -> None:
+            # The lease is taken here, once Celery is up and just before the timer renews it:
+            # a slow start (many workers at once) must not expire it before its first tick.
+            ctx.lease.register()
             self.tref = worker.timer.call_repeatedly(IDLE_RENEW_S, ctx.lease.between_cells)  # type: ignore[attr-defined]
 
         def stop(self, worker: object) -> None:

@@ -57,14 +57,17 @@ class Context:
 
 def run_group(ctx: Context, sweep_id: str, task_id: str, items: list[list[str]]) -> str:
     """Run a message's cells in order; returns a one-line summary for Celery's log."""
-    group = ctx.hooks.before_group(Group(sweep_id, task_id,
-                                         tuple(Signed(*item[:2]) for item in items)))
     outcomes = []
     try:
+        group = ctx.hooks.before_group(Group(sweep_id, task_id,
+                                             tuple(Signed(*item[:2]) for item in items)))
         for item in group.cells:
             outcomes.append(run_one(ctx, Arrival(group, item)))
     except LeaseLost as lost:
-        log.error("%s; abandoning the rest of this message", lost)
+        # Its cells are another's now (the reaper queued them again, or the worker that took
+        # the name settled them): this worker stops them and takes its name back, or stops.
+        log.error("%s; this worker stops this message's cells", lost)
+        ctx.lease.regain()
         return f"abandoned: {lost}"
     ctx.hooks.after_group(group)
     left = len(group.items) - len(group.cells)

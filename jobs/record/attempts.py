@@ -11,6 +11,8 @@ CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancel
                      "skipped"]
 # A final cell leaves its state only through `rerun`, which starts a new generation.
 FINAL: frozenset[str] = frozenset({"done", "failed", "timed_out", "cancelled", "skipped"})
+# What the worker of a running cell does now, as it notes it (workers/shared/notes.py).
+Phase = Literal["building", "gating", "measuring"]
 
 
 class CellState(Strict):
@@ -23,6 +25,8 @@ class CellState(Strict):
     generation: int = 0
     reason: str | None = None
     updated: str | None = None
+    # The last phase its worker noted: current while it runs, where it ended once final.
+    phase: Phase | None = None
 
 
 class HostFacts(Strict):

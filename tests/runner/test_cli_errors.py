@@ -137,3 +137,14 @@ def test_status_says_not_finished_while_cells_wait_even_after_a_cancel(
     assert status.returncode == 3  # not finished outranks failed (docs/cli.md)
     assert cli(settings, "cancel", sweep_id, cells[1].id).returncode == 0
     assert cli(settings, "status", sweep_id).returncode == 1  # ended, and not all done
+
+
+def test_a_redis_out_of_connections_is_named_by_its_maxclients(settings: Settings,
+                                                             tmp_path: Path) -> None:
+    with RedisServer(tmp_path / "redis") as server:
+        holder = redis.Redis.from_url(server.url)
+        holder.config_set("maxclients", "1")  # this connection is the one it allows
+        done = cli(settings.model_copy(update={"redis_url": server.url}), "status")
+        holder.config_set("maxclients", "10000")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "maxclients" in done.stderr and "start redis-server" not in done.stderr

@@ -5,6 +5,7 @@ import base64
 import json
 
 from tests.support.cells import Submitted
+from workers.shared.clock import server_time
 from workers.shared.messages import (
     GroupMessage,
     Signed,
@@ -22,7 +23,7 @@ def test_a_message_is_queued_in_celerys_format_and_pending(submitted: Submitted)
     client, queue = submitted.store.r, backend_queue("cpu")
     items = [submitted.signed[c.id] for c in submitted.cells]
     (task_id,) = publish(client, [GroupMessage(submitted.sweep_id, queue,
-                                               [c.id for c in submitted.cells], items)], 100.0)
+                                               [c.id for c in submitted.cells], items)])
     raw = client.lindex(queue, 0)
     message = json.loads(raw)
     assert message["headers"]["task"] == TASK and message["headers"]["id"] == task_id
@@ -30,15 +31,17 @@ def test_a_message_is_queued_in_celerys_format_and_pending(submitted: Submitted)
     assert args == [submitted.sweep_id, [[i.envelope, i.signature] for i in items]]
     assert kwargs == {} and task_ids(raw) == task_id
     pending = json.loads(client.hget(PENDING, task_id))
+    at = pending.pop("at")
     assert pending == {"queue": queue, "sweep_id": submitted.sweep_id,
-                       "cells": [c.id for c in submitted.cells], "at": 100.0}
+                       "cells": [c.id for c in submitted.cells]}
+    assert abs(at - server_time(client)) < 5  # pending since Redis's clock, not the caller's
     received(client, task_id)
     assert not client.hexists(PENDING, task_id)
 
 
 def test_a_need_queue_is_announced(submitted: Submitted) -> None:
     queue = "benchfleet.need.cpu@gpu=gb10"
-    publish(submitted.store.r, [GroupMessage(submitted.sweep_id, queue, [], [])], 1.0)
+    publish(submitted.store.r, [GroupMessage(submitted.sweep_id, queue, [], [])])
     assert submitted.store.r.smembers(NEEDS) == {queue}
 
 

@@ -12,15 +12,15 @@ ROOT = Path(__file__).parents[2]
 KEY = re.compile(r"benchfleet:([a-z]|$)")  # `benchfleet: error ...` is a message, not a key
 
 
-def test_the_lease_lookup_in_head_lua_uses_the_same_names() -> None:
-    head = (LUA / "head.lua").read_text()
-    assert f"'{redis_keys.WORKERS}'" in head
-    assert f"'{redis_keys.worker('')}' .. worker" in head
+def test_the_lease_functions_in_lease_head_lua_use_the_same_names() -> None:
+    head = (LUA / "lease_head.lua").read_text()
+    assert f"local WORKERS = '{redis_keys.WORKERS}'" in head
+    assert f"'{redis_keys.worker('')}' .. name" in head
 
 
 def test_no_other_script_spells_a_name_out() -> None:
     spelled = {p.name for p in LUA.glob("*.lua")
-               if f"'{redis_keys.PREFIX}:" in p.read_text() and p.name != "head.lua"}
+               if f"'{redis_keys.PREFIX}:" in p.read_text() and p.name != "lease_head.lua"}
     assert spelled == set()
 
 

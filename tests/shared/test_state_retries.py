@@ -27,14 +27,15 @@ def test_a_retried_take_and_finish_answer_as_the_first_did(tmp_path: Path) -> No
         store = Store.connect(server.url)
         Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
         cell = sorted(store.states(sweep_id))[0]
-        first = store.take(sweep_id, cell, 0, "w1", "i1")
-        again = store.take(sweep_id, cell, 0, "w1", "i1")
+        first = store.take(sweep_id, cell, 0, "w1", "i1", 60)
+        again = store.take(sweep_id, cell, 0, "w1", "i1", 60)
         assert (first.attempt, again.attempt) == (1, 1)
-        other = store.take(sweep_id, cell, 0, "w2", "i2")  # a duplicate elsewhere: refused
+        Lease(store.r, "w2", "i2").take({"backend": "cpu"}, takeover=False)
+        other = store.take(sweep_id, cell, 0, "w2", "i2", 60)  # a duplicate elsewhere: refused
         assert other.attempt is None and "leased by live worker w1" in (other.why_not or "")
-        assert store.finish(sweep_id, cell, "w1", "i1", 1, "done", None)
-        assert store.finish(sweep_id, cell, "w1", "i1", 1, "done", None)
-        assert not store.finish(sweep_id, cell, "w2", "i2", 1, "done", None)
-        assert not store.take(sweep_id, cell, 0, "w1", "i1").attempt  # final: a replay
+        assert store.finish(sweep_id, cell, "w1", "i1", 1, "done", None, 60)[0]
+        assert store.finish(sweep_id, cell, "w1", "i1", 1, "done", None, 60)[0]
+        assert not store.finish(sweep_id, cell, "w2", "i2", 1, "done", None, 60)[0]
+        assert not store.take(sweep_id, cell, 0, "w1", "i1", 60).attempt  # final: a replay
         done = [e for e in store.log(sweep_id) if e["cell"] == cell and e["status"] == "done"]
         assert len(done) == 1

@@ -11,7 +11,7 @@ from workers.shared.leases import Lease
 def _running(submitted: Submitted, index: int = 0) -> str:
     cell = submitted.cells[index].id
     Lease(submitted.store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
-    assert submitted.store.take(submitted.sweep_id, cell, 0, "w1", "i1").attempt == 1
+    assert submitted.store.take(submitted.sweep_id, cell, 0, "w1", "i1", 60).attempt == 1
     return cell
 
 
@@ -38,12 +38,12 @@ def test_rerun_starts_a_new_generation_of_a_final_cell_only(submitted: Submitted
     cell = _running(submitted)
     signed = submitted.signed[cell]
     assert store.rerun(sweep_id, cell, 1, signed) == "it is running, not final"
-    assert store.finish(sweep_id, cell, "w1", "i1", 1, "failed", "exit 1")
+    assert store.finish(sweep_id, cell, "w1", "i1", 1, "failed", "exit 1", 60)[0]
     assert store.rerun(sweep_id, cell, 1, signed) is None
     state = store.state(sweep_id, cell)
     assert state is not None and (state.status, state.generation) == ("queued", 1)
-    assert store.take(sweep_id, cell, 0, "w1", "i1").attempt is None  # the old one: a replay
-    assert store.take(sweep_id, cell, 1, "w1", "i1").attempt == 2
+    assert store.take(sweep_id, cell, 0, "w1", "i1", 60).attempt is None  # the old one: a replay
+    assert store.take(sweep_id, cell, 1, "w1", "i1", 60).attempt == 2
 
 
 def test_a_sweep_is_found_by_id_or_unique_prefix(submitted: Submitted) -> None:
@@ -70,4 +70,4 @@ def test_a_refused_rerun_changes_nothing(submitted: Submitted) -> None:
     (stored,) = store.envelopes(sweep_id, [cell])
     generation = decode(stored.envelope.encode()).generation
     assert store.state(sweep_id, cell).generation == generation == 0  # type: ignore[union-attr]
-    assert store.take(sweep_id, cell, generation, "w1", "i1").attempt == 2
+    assert store.take(sweep_id, cell, generation, "w1", "i1", 60).attempt == 2

@@ -27,7 +27,6 @@ from tests.support.fleet import arms, fleet_settings
 from tests.support.waits import eventually
 from workers.shared import redis_keys
 from workers.shared.catalogue import SHIPPED
-from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, Signed, publish
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
@@ -94,7 +93,7 @@ class Fleet:
     def forge(self, sweep_id: str, queue: str, items: list[Signed]) -> None:
         """A message written straight into Redis, in Celery's wire format."""
         publish(self.store.r, [GroupMessage(sweep_id, queue, [i.claimed_cell() for i in items],
-                                            items)], epoch())
+                                            items)])
 
     def reported(self, match: Callable[[dict[str, str]], bool], count: int = 1
                  ) -> list[dict[str, str]]:

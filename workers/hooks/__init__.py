@@ -1,10 +1,10 @@
 """The behaviours around running one cell, each one small piece with one or more hooks.
 
 The task body (workers/task.py) is the measurement: checkout, build, run, parse, push. What
-happens around it — signature check, route, lease, cancel, retries, host lease, idle gate,
-events — lives in one file each here, and owns its own state; the worker chains them in a
-fixed order (workers/service.py). Before-hooks run in that order, after-hooks in reverse (as
-dramatiq's do), and the first hook's around_command is the outermost:
+happens around it — signature check, route, lease, cancel, retries, idle gate, host lease,
+phase notes, events — lives in one file each here, and owns its own state; the worker chains
+them in a fixed order (workers/service.py). Before-hooks run in that order, after-hooks in
+reverse (as dramatiq's do), and the first hook's around_command is the outermost:
 
 - `before_group(group) -> Group`: a message arrived; returns it, or a copy with fewer cells
   (the signature hook fills `cells` with those that verify; route passes some on);

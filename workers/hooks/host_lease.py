@@ -42,7 +42,11 @@ class HostLease(Hook):
             return proceed()
         finally:
             # Closing (not unlocking) releases the lock only once an orphaned child that
-            # inherited the descriptor has gone too.
+            # inherited the descriptor has gone too. The command may come through again (a
+            # retry, the idle gate finding the host busy under the lease): it passes on only
+            # the descriptor of the lease it holds then.
+            if fd in command.pass_fds:
+                command.pass_fds.remove(fd)
             os.close(fd)
 
     def _acquire(self, fd: int, command: Command) -> None:

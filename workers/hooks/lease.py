@@ -23,9 +23,9 @@ from workers.execute import Command
 from workers.hooks import Dropped, Hook, Proceed, Runs
 from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.clock import now
-from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost
-from workers.shared.recovery import LOST_AFTER_S, MAX_ATTEMPTS, recover
-from workers.shared.state import Pipelined, Store
+from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost, NameTaken
+from workers.shared.recovery import LOST_AFTER_S, MAX_ATTEMPTS, recover, take_over
+from workers.shared.state import Store
 from workers.shared.stores import ArtifactStore, accept, put_json
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,13 @@ class CellLease(Hook):
         self.store, self.lease, self.slack_s, self.setup_s = store, lease, slack_s, setup_s
         self.artifacts = artifacts
         self.max_attempts, self.lost_after_s = max_attempts, lost_after_s
+        self.takeover = False  # the name's previous process is known dead (workers/service.py)
 
     def before_group(self, group: Group) -> Group:
-        self.lease.hold(group.sweep_id, [c.cell.id for c in group.cells], group.task_id)
+        for attempt in redis_retrying():
+            with attempt:
+                self.lease.hold(group.sweep_id, [c.cell.id for c in group.cells],
+                                group.task_id, self.setup_s + self.slack_s)
         return group
 
     def take(self, arrival: Arrival) -> int:
@@ -59,7 +63,10 @@ class CellLease(Hook):
             with attempt:
                 taken = self.store.take(arrival.sweep_id, cell.id, arrival.item.envelope.generation,
                                         self.lease.name, self.lease.instance,
-                                        before=self._renewal(self.setup_s))
+                                        self.setup_s + self.slack_s)
+        if taken.lease_lost:
+            raise LeaseLost(f"worker {self.lease.name} lost its lease before cell {cell.id}: "
+                            "it took nothing")
         if taken.attempt is None:
             why = taken.why_not or "not taken"
             if "replay" in why:  # an old generation, a final cell: `status` says so
@@ -91,14 +98,15 @@ class CellLease(Hook):
                                     status))
         for retry in redis_retrying():
             with retry:
-                accepted = self.store.finish(attempt.sweep_id, attempt.cell.id,
-                                             self.lease.name, self.lease.instance, tried,
-                                             status, reason, after=self._renewal(self.setup_s))
+                accepted, renewed = self.store.finish(
+                    attempt.sweep_id, attempt.cell.id, self.lease.name, self.lease.instance,
+                    tried, status, reason, self.setup_s + self.slack_s)
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it",
                         attempt.cell.id, tried)
             if marked:
                 self._mark_as_redis_has_it(attempt)
+        self.lease.check(renewed)
 
     def after_group(self, group: Group) -> None:
         self.lease.release()
@@ -112,11 +120,34 @@ class CellLease(Hook):
             if found.requeued or found.failed or found.lost_messages:
                 log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
                             "messages", found.requeued, found.failed, found.lost_messages)
-        except LeaseLost:
-            log.error("this worker's lease expired while it was idle; taking it again")
-            self.lease.take({}, takeover=True)
+        except LeaseLost as lost:
+            log.error("%s, while it was idle", lost)
+            self.regain()
         except (redis.ConnectionError, redis.TimeoutError) as error:
             log.warning("Redis unreachable between cells: %s", error)
+
+    def register(self) -> None:
+        """Take the name's lease once the worker is ready to serve (workers/service.py)."""
+        self._take_name(self.takeover, "took over from its dead predecessor")
+
+    def regain(self) -> None:
+        """Take the name back after losing its lease. Never from a live other worker: one
+        that took the name meanwhile keeps it, and this one stops (a paused worker that comes
+        back must not flip the name back)."""
+        self._take_name(False, "took its name back")
+
+    def _take_name(self, takeover: bool, done: str) -> None:
+        """Every cell the name still held is settled first (queued again, or failed at its
+        last attempt): none stays `running` under a worker that is not running it."""
+        try:
+            held = self.lease.take({}, takeover=takeover)
+        except NameTaken as taken:
+            log.error("%s; this worker stops", taken)
+            stop_worker()
+            return
+        if held:
+            log.warning("worker %s %s: %d cells it held were queued again", self.lease.name,
+                        done, take_over(self.store, held, self.max_attempts))
 
     def _mark_as_redis_has_it(self, attempt: Attempt) -> None:
         """Another attempt counts (or none yet): the store's marker says what Redis says."""
@@ -145,10 +176,13 @@ class CellLease(Hook):
             return False
         return True
 
-    def _renewal(self, seconds: float) -> Pipelined:
-        """The lease renewal that rides along with a state change (one round trip)."""
-        return Pipelined(lambda pipe: self.lease.renew_on(pipe, seconds + self.slack_s),
-                      self.lease.check)
+
+def stop_worker() -> None:
+    """Ask Celery to stop after what it is doing (its warm shutdown, from inside a task or a
+    timer): the same flag its own signal handlers set."""
+    from celery.worker import state
+
+    state.should_stop = 1  # not 0: a name lost to another worker is worth a look
 
 
 def outcome(result: AttemptResult) -> CellStatus:

@@ -10,7 +10,6 @@ from dataclasses import replace
 from workers.hooks import Hook
 from workers.in_flight import Group
 from workers.offer import Offering
-from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, publish
 from workers.shared.queues import cell_queue
 from workers.shared.state import Store
@@ -32,7 +31,7 @@ class Route(Hook):
             rest = group.cells[i:]
             publish(self.store.r, [GroupMessage(group.sweep_id, queue,
                                                 [c.cell.id for c in rest],
-                                                [c.signed for c in rest])], epoch())
+                                                [c.signed for c in rest])])
             log.info("passed %d cells of sweep %s on to %s: worker %s does not fit them",
                      len(rest), group.sweep_id, queue, self.offering.name)
             return replace(group, cells=group.cells[:i])

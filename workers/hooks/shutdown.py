@@ -22,7 +22,6 @@ from workers import execute
 from workers.execute import Command
 from workers.hooks import Dropped, Hook, Proceed, Runs
 from workers.in_flight import Arrival, Attempt, Group
-from workers.shared.clock import epoch
 from workers.shared.messages import GroupMessage, publish
 from workers.shared.queues import cell_queue
 from workers.shared.state import Store
@@ -78,7 +77,7 @@ class Shutdown(Hook):
         rest = cells[cells.index(arrival.item):]
         messages = [GroupMessage(arrival.sweep_id, cell_queue(rest[0].cell),
                                  [c.cell.id for c in rest], [c.signed for c in rest])]
-        publish(self.store.r, messages, epoch())
+        publish(self.store.r, messages)
         log.warning("worker %s is stopping: %d cells of sweep %s queued again for another "
                     "worker", self.worker, len(rest), arrival.sweep_id)
 

@@ -14,14 +14,13 @@ import redis
 
 from jobs.spec.routing import Offer
 from workers.shared import redis_keys
-from workers.shared.clock import epoch, now
+from workers.shared.clock import now
 from workers.shared.redis_keys import WORKERS
 from workers.shared.state import lua
 
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
 IDLE_TTL_S = 30.0
 IDLE_RENEW_S = 10.0
-
 
 
 class NameTaken(Exception):
@@ -47,47 +46,49 @@ class Lease:
         self.r, self.name, self.instance = client, name, instance
         self._register = client.register_script(lua("register", head=False))
         self._renew = client.register_script(lua("renew", head=False))
+        self._hold = client.register_script(lua("hold", head=False))
         self.fields: dict[str, str] = {}  # what it published, for a lease taken again
+
+    def check_free(self, takeover: bool) -> None:
+        """Raise NameTaken now if `take` would: a worker refuses before it starts, and takes
+        its lease only once it is ready to serve (a slow start must not expire it)."""
+        if not takeover:
+            self._call_register("check")
 
     def take(self, fields: dict[str, str], takeover: bool) -> Held | None:
         """Register this worker; raises NameTaken when a live other instance has the name.
-        Empty `fields` (a lease taken again) publishes what was published before."""
+        Empty `fields` (a lease taken again) publishes what was published before. Returns
+        the cells the name held (this instance's own, or a dead predecessor's)."""
         self.fields = {**self.fields, **fields}
-        flat = [v for kv in self.fields.items() for v in kv] + ["instance", self.instance,
-                                                                "started", now(), "seen", now()]
-        ok, old, detail = self._register(
-            keys=[WORKERS, redis_keys.worker(self.name)],
-            args=[self.name, self.instance, epoch(), epoch() + IDLE_TTL_S,
-                  "1" if takeover else "0", *flat])
-        if not ok:
-            raise NameTaken(f"a live worker named {self.name!r} already runs on host "
-                            f"{detail or '?'}; give this one another --name")
+        old, detail = self._call_register("takeover" if takeover else "take")
         return _held(self.name, old, detail) if old and detail else None
 
-    def renew(self, ttl_s: float) -> None:
-        self.check(self._renew(keys=[WORKERS, redis_keys.worker(self.name)],
-                               args=[self.name, self.instance, epoch() + ttl_s, now()]))
+    def _call_register(self, mode: str) -> tuple[str, str]:
+        flat = [v for kv in self.fields.items() for v in kv] + ["instance", self.instance,
+                                                                "started", now(), "seen", now()]
+        ok, old, detail = self._register(keys=[], args=[self.name, self.instance, IDLE_TTL_S,
+                                                        mode, *flat])
+        if not ok:
+            raise NameTaken(f"a live worker named {self.name!r} already runs on host "
+                            f"{detail or '?'}; give this one another --name, or stop that one")
+        return old, detail
 
-    def renew_on(self, pipe: redis.client.Pipeline, ttl_s: float) -> None:
-        """Queue a renewal in a pipeline (its answer goes to `check`): one round trip with the
-        state change it travels with."""
-        self._renew(keys=[WORKERS, redis_keys.worker(self.name)],
-                    args=[self.name, self.instance, epoch() + ttl_s, now()], client=pipe)
+    def renew(self, ttl_s: float) -> None:
+        self.check(self._renew(keys=[], args=[self.name, self.instance, ttl_s, now()]))
 
     def check(self, renewed: object) -> None:
         if not renewed:
-            raise LeaseLost(f"worker {self.name} lost its lease (it was declared dead); "
-                            "its cells were queued again elsewhere")
+            raise LeaseLost(f"worker {self.name} lost its lease (it was declared dead, or "
+                            "another worker took its name); its cells were queued again")
 
-    def hold(self, sweep_id: str, cells: list[str], task_id: str) -> None:
-        """Say which cells this worker holds, and that their message has arrived."""
+    def hold(self, sweep_id: str, cells: list[str], task_id: str, ttl_s: float) -> None:
+        """Say which cells this worker holds, and that their message has arrived, renewing
+        the lease in the same step (raises LeaseLost, holding nothing, when it is gone)."""
         from workers.shared.redis_keys import PENDING
 
-        pipe = self.r.pipeline()
-        pipe.hset(redis_keys.worker(self.name), "holding",
-                  json.dumps({"sweep_id": sweep_id, "cells": cells}))
-        pipe.hdel(PENDING, task_id)
-        pipe.execute()
+        holding = json.dumps({"sweep_id": sweep_id, "cells": cells})
+        self.check(self._hold(keys=[PENDING], args=[self.name, self.instance, ttl_s, now(),
+                                                    holding, task_id]))
 
     def release(self) -> None:
         self.r.hdel(redis_keys.worker(self.name), "holding")
@@ -105,20 +106,25 @@ class Lease:
 
 
 def claim_expired(client: redis.Redis) -> list[Held]:
-    """Claim every expired lease; each claimed worker's held cells come back once."""
-    script = client.register_script(lua("claim", head=False))
+    """Claim every lease expired by Redis's clock; each claimed worker's held cells come back
+    once, to this caller."""
+    flat = client.register_script(lua("claim", head=False))(keys=[], args=[now()])
     held = []
-    for name in client.zrangebyscore(WORKERS, "-inf", epoch()):
-        ok, *rest = script(keys=[WORKERS, redis_keys.worker(name)], args=[name, epoch(), now()])
-        if ok:
-            found = _held(name, rest[0], rest[1])
-            held += [found] if found else []
+    for i in range(0, len(flat), 3):
+        found = _held(*flat[i:i + 3])
+        held += [found] if found else []
     return held
+
+
+def live_expiries(client: redis.Redis) -> dict[str, float]:
+    """Each live worker's lease expiry (epoch s), live by Redis's clock."""
+    flat = client.register_script(lua("live", head=False))(keys=[], args=[])
+    return {flat[i]: float(flat[i + 1]) for i in range(0, len(flat), 2)}
 
 
 def live_workers(client: redis.Redis) -> dict[str, dict[str, str]]:
     """Each live worker's published fields (backend, host, facts, tags, holding...)."""
-    names = client.zrangebyscore(WORKERS, epoch(), "+inf")
+    names = list(live_expiries(client))
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.hgetall(redis_keys.worker(name))

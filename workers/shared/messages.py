@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import redis
 
+from workers.shared.clock import server_time
 from workers.shared.queues import TASK, is_need
 from workers.shared.redis_keys import NEEDS, PENDING
 
@@ -53,8 +54,10 @@ class GroupMessage:
                             self.task_id or str(uuid.uuid4()))
 
 
-def publish(client: redis.Redis, messages: list[GroupMessage], now: float) -> list[str]:
-    """Queue every message in one pipeline; returns their task ids."""
+def publish(client: redis.Redis, messages: list[GroupMessage]) -> list[str]:
+    """Queue every message in one pipeline, each pending since Redis's clock now (the reaper
+    of lost messages reads that clock too); returns their task ids."""
+    now = server_time(client) if messages else 0.0
     pipe = client.pipeline(transaction=False)
     ids = []
     for message in (m.with_id() for m in messages):

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from jobs.spec.cells import Cell
-from workers.shared.clock import epoch
+from workers.shared.clock import server_time
 from workers.shared.leases import Held, claim_expired
 from workers.shared.messages import GroupMessage, publish, task_ids
 from workers.shared.queues import cell_queue
@@ -62,7 +62,8 @@ def _requeue_held(store: Store, held: Held, why: str, max_attempts: int) -> tupl
 def _lost_messages(store: Store, lost_after_s: float) -> int:
     """Messages published but neither in their queue nor received by a worker."""
     pending = {tid: json.loads(v) for tid, v in store.r.hgetall(PENDING).items()}
-    old = {tid: m for tid, m in pending.items() if m["at"] < epoch() - lost_after_s}
+    since = server_time(store.r) - lost_after_s
+    old = {tid: m for tid, m in pending.items() if m["at"] < since}
     if not old:
         return 0
     per_queue = Counter(m["queue"] for m in pending.values())
@@ -100,4 +101,4 @@ def _republish(store: Store, sweep_id: str, cell_ids: list[str], queue: str | No
         ids = [c.id for c in members]
         messages.append(GroupMessage(sweep_id, queue or cell_queue(members[0]), ids,
                                      store.envelopes(sweep_id, ids)))
-    publish(store.r, messages, epoch())
+    publish(store.r, messages)

@@ -7,10 +7,9 @@ at most one accepted measurement, whatever Redis redelivers.
 """
 
 import json
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import redis
 
@@ -31,23 +30,17 @@ _FINAL_LUA = "local final = {" + ", ".join(f"{s}=1" for s in sorted(FINAL)) + "}
 
 
 def lua(name: str, head: bool = True) -> str:
-    """A Redis script from workers/shared/lua/, with the shared head for cell scripts."""
-    body = (_LUA / f"{name}.lua").read_text()
-    return _FINAL_LUA + (_LUA / "head.lua").read_text() + body if head else body
-
-
-@dataclass(frozen=True)
-class Pipelined:
-    """Work that travels in another call's round trip, and what to do with its answer."""
-
-    queue: Callable[[redis.client.Pipeline], None]
-    hear: Callable[[object], None]
+    """A Redis script from workers/shared/lua/: every one with the lease functions (Redis's
+    clock), the cell scripts also with their shared head."""
+    parts = ["lease_head", *(["head"] if head else []), name]
+    return (_FINAL_LUA if head else "") + "".join((_LUA / f"{p}.lua").read_text() for p in parts)
 
 
 @dataclass(frozen=True)
 class Taken:
     attempt: int | None
     why_not: str | None
+    lease_lost: bool = False  # the worker's lease was gone: nothing was taken
 
 
 class Store:
@@ -135,32 +128,23 @@ class Store:
         return CellState.model_validate_json(raw) if raw else None
 
     def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
-             instance: str, before: Pipelined | None = None) -> Taken:
-        """Take a cell for this attempt; `before` queues work for the same round trip (the
-        worker's lease renewal) and hears its answer."""
-        ok, detail = self._with(before, lambda pipe: self._take(
-            keys=cell_script_keys(sweep_id, "attempts"),
-            args=[cell_id, generation, worker, instance, epoch(), now()], client=pipe))
+             instance: str, lease_s: float) -> Taken:
+        """Take a cell for this attempt and renew the worker's lease for `lease_s`, in one
+        script: a worker whose lease is gone takes nothing."""
+        ok, detail = self._take(keys=cell_script_keys(sweep_id, "attempts"),
+                                args=[cell_id, generation, worker, instance, lease_s, now()])
+        if int(ok) < 0:
+            return Taken(None, str(detail), lease_lost=True)
         return Taken(int(detail), None) if ok else Taken(None, str(detail))
 
     def finish(self, sweep_id: str, cell_id: str, worker: str, instance: str, attempt: int,
-               status: CellStatus, reason: str | None, after: Pipelined | None = None) -> bool:
-        """Accept the attempt's outcome; False when the cell is no longer this attempt's."""
-        done = self._with(after, lambda pipe: self._finish(
+               status: CellStatus, reason: str | None, lease_s: float) -> tuple[bool, bool]:
+        """Accept the attempt's outcome and renew the worker's lease for `lease_s`, in one
+        script: (accepted, renewed); not accepted when the cell is no longer this attempt's."""
+        accepted, renewed = self._finish(
             keys=cell_script_keys(sweep_id),
-            args=[cell_id, worker, instance, attempt, status, reason or "", now()], client=pipe))
-        return bool(done[0])
-
-    def _with(self, other: "Pipelined | None", mine: Callable[[redis.client.Pipeline], object]
-              ) -> Any:
-        pipe = self.r.pipeline(transaction=False)
-        if other:
-            other.queue(pipe)
-        mine(pipe)
-        results = pipe.execute()
-        if other:
-            other.hear(results[0])
-        return results[-1]
+            args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s])
+        return bool(accepted), bool(renewed)
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
                 max_attempts: int, reason: str) -> int:

@@ -14,6 +14,7 @@ from workers.hooks import Dropped
 from workers.hooks.adaptive import Adaptive
 from workers.host_facts import facts
 from workers.shared.clock import now
+from workers.shared.leases import Lease
 from workers.shared.stores.local import LocalStore
 
 ADAPTIVE = SPEC.replace("n: 2\n", "n: 5\nadaptive: {max_n: 6}\n")
@@ -41,8 +42,9 @@ def _measured(submitted: Submitted, hook: Adaptive, stored: LocalStore) -> None:
             staging = stored.staging()
             (staging / "result.json").write_text(result.model_dump_json())
             stored.publish(staging, submitted.sweep_id, cell.id, 1)
-            submitted.store.take(submitted.sweep_id, cell.id, 0, "w0", "i0")
-            submitted.store.finish(submitted.sweep_id, cell.id, "w0", "i0", 1, "done", None)
+            Lease(submitted.store.r, "w0", "i0").take({"backend": "cpu"}, takeover=False)
+            submitted.store.take(submitted.sweep_id, cell.id, 0, "w0", "i0", 60)
+            submitted.store.finish(submitted.sweep_id, cell.id, "w0", "i0", 1, "done", None, 60)
         else:
             hook.after_cell(submitted.attempt(index=submitted.cells.index(cell)), result)
 

@@ -81,11 +81,11 @@ def test_a_rerun_of_a_cell_cancelled_while_running_is_not_cancelled(
     store, sweep_id, cell = submitted.store, submitted.sweep_id, submitted.cells[0]
     heard = Cancel(store.r, submitted.url, "w1")
     Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
-    assert store.take(sweep_id, cell.id, 0, "w1", "i1").attempt == 1
+    assert store.take(sweep_id, cell.id, 0, "w1", "i1", 60).attempt == 1
     assert cancel(store, sweep_id, [cell]).done == [cell.id]
     with pytest.raises(CellFailure, match="cancelled before"):
         heard.around_command(submitted.attempt(), python_command(tmp_path, "pass"), lambda: ())
-    assert store.finish(sweep_id, cell.id, "w1", "i1", 1, "cancelled", "cancelled")
+    assert store.finish(sweep_id, cell.id, "w1", "i1", 1, "cancelled", "cancelled", 60)[0]
     assert rerun(store, submitted.key, sweep_id, [cell], False).done == [cell.id]
     (signed,) = store.envelopes(sweep_id, [cell.id])
     group = Group(sweep_id, "t2", (signed,),

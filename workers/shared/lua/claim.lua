@@ -1,9 +1,15 @@
--- ARGV: name, now (epoch). Claims an expired lease for whoever reaps it (only one caller wins).
-local exp = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not exp or tonumber(exp) > tonumber(ARGV[2]) then return {0} end
-redis.call('ZREM', KEYS[1], ARGV[1])
-local inst = redis.call('HGET', KEYS[2], 'instance') or ''
-local holding = redis.call('HGET', KEYS[2], 'holding') or ''
-redis.call('HSET', KEYS[2], 'instance', 'lost:' .. inst, 'lost', ARGV[3])
-redis.call('HDEL', KEYS[2], 'holding')
-return {1, inst, holding}
+-- Claims every expired lease for the reaper calling (only one caller wins each). ARGV: now
+-- (ISO). Returns name, instance, holding for each claimed worker, flat.
+local out = {}
+for _, name in ipairs(redis.call('ZRANGEBYSCORE', WORKERS, '-inf', clock())) do
+  local key = worker_key(name)
+  local inst = redis.call('HGET', key, 'instance') or ''
+  local holding = redis.call('HGET', key, 'holding') or ''
+  redis.call('ZREM', WORKERS, name)
+  redis.call('HSET', key, 'instance', 'lost:' .. inst, 'lost', ARGV[1])
+  redis.call('HDEL', key, 'holding')
+  table.insert(out, name)
+  table.insert(out, inst)
+  table.insert(out, holding)
+end
+return out

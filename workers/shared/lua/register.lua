@@ -1,11 +1,16 @@
--- ARGV: name, instance, now (epoch), expiry, takeover ('1' or '0'), then field/value pairs.
-local exp = redis.call('ZSCORE', KEYS[1], ARGV[1])
-local inst = redis.call('HGET', KEYS[2], 'instance')
-if exp and tonumber(exp) > tonumber(ARGV[3]) and inst and inst ~= ARGV[2] and ARGV[5] ~= '1' then
-  return {0, inst, redis.call('HGET', KEYS[2], 'host') or ''}
+-- ARGV: name, instance, ttl (s), mode, then field/value pairs. Mode 'take' refuses a name a
+-- live other instance holds; 'takeover' takes it anyway (its process is known dead); 'check'
+-- only says whether 'take' would succeed. Returns {0, instance, host} refused, or
+-- {1, previous instance, the cells it held}.
+local key = worker_key(ARGV[1])
+local exp = redis.call('ZSCORE', WORKERS, ARGV[1])
+local inst = redis.call('HGET', key, 'instance')
+if exp and tonumber(exp) > clock() and inst and inst ~= ARGV[2] and ARGV[4] ~= 'takeover' then
+  return {0, inst, redis.call('HGET', key, 'host') or ''}
 end
-local holding = redis.call('HGET', KEYS[2], 'holding') or ''
-redis.call('DEL', KEYS[2])
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+if ARGV[4] == 'check' then return {1, '', ''} end
+local holding = redis.call('HGET', key, 'holding') or ''
+redis.call('DEL', key)
+for i = 5, #ARGV, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
+redis.call('ZADD', WORKERS, clock() + tonumber(ARGV[3]), ARGV[1])
 return {1, inst or '', holding}

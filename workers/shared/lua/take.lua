@@ -1,4 +1,9 @@
--- ARGV: cell, generation, worker, instance, now (epoch s), now (ISO); KEYS[4] attempts hash.
+-- ARGV: cell, generation, worker, instance, lease ttl (s), now (ISO); KEYS[4] attempts hash.
+-- The worker's lease is renewed in the same step: a worker whose lease is gone takes nothing
+-- ({-1, ...}), so no cell is ever running under a lease no one holds.
+if not renew(ARGV[3], ARGV[4], ARGV[5], ARGV[6]) then
+  return {-1, 'worker ' .. ARGV[3] .. ' no longer holds its lease'}
+end
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {0, 'the sweep has no such cell'} end
 local s = cjson.decode(raw)
@@ -11,7 +16,7 @@ if final[s.status] then return {0, 'the cell is already ' .. s.status .. ' (a du
 if s.status == 'running' and s.worker == ARGV[3] and s.instance == ARGV[4] then
   return {1, tonumber(s.attempt)}
 end
-if s.status == 'running' and live(s.worker, s.instance, tonumber(ARGV[5])) then
+if s.status == 'running' and live(s.worker, s.instance) then
   return {0, 'the cell is leased by live worker ' .. s.worker}
 end
 local attempt = redis.call('HINCRBY', KEYS[4], ARGV[1], 1)
