@@ -106,7 +106,7 @@ def _problem(source: str, root: yaml.Node, loc: Loc, message: str) -> str:
 def _message(error: object) -> str:
     e = dict(error)  # type: ignore[call-overload]
     if e["type"] == "extra_forbidden":
-        return "unknown key; check its spelling against the reference in the README"
+        return "unknown key; check its spelling against the reference in docs/sweep.md"
     if e["type"] == "missing":
         return "required key is missing"
     return str(e["msg"]).removeprefix("Value error, ")

@@ -8,6 +8,7 @@ import pytest
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from tests.support.fleet import fleet_settings
+from tests.support.waits import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -20,8 +21,10 @@ def test_a_local_worker_never_gets_the_signing_key(tmp_path: Path, redis_server:
     workers = LocalFleet(settings, tmp_path / "logs")
     try:
         proc = workers.start("cpu", "keyless")
-        names = {pair.split(b"=", 1)[0].decode()
-                 for pair in Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0") if pair}
+        # Empty until the child has exec'd the worker (Popen may return a moment before).
+        environ = eventually(lambda: Path(f"/proc/{proc.pid}/environ").read_bytes(), 30,
+                             "the worker's environment in /proc")
+        names = {pair.split(b"=", 1)[0].decode() for pair in environ.split(b"\0") if pair}
     finally:
         workers.stop()
     assert "BENCHFLEET_VERIFY_KEY" in names and "BENCHFLEET_SIGNING_KEY" not in names

@@ -142,7 +142,7 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except SettingsError as error:  # a value the environment source could not decode
-        raise UserError(f"{error}; see the settings in README.md") from None
+        raise UserError(f"{error}; see the settings in docs/settings.md") from None
     except ValidationError as error:
         first = error.errors()[0]
         name = f"BENCHFLEET_{str(first['loc'][0]).upper()}"

@@ -55,7 +55,7 @@ def test_aliases_a_user_writes_still_work() -> None:
     with pytest.raises(SpecError) as caught:  # `defaults` is not a sweep key ...
         load(Sweep, text, "s.yaml")
     assert caught.value.problems[0].endswith("defaults: unknown key; check its spelling "
-                                             "against the reference in the README")
+                                             "against the reference in docs/sweep.md")
     sweep, _ = load(Sweep, SWEEP.replace('env: {MLXCEL_FUSED_MOE: "0"}',
                                          'env: &off {MLXCEL_FUSED_MOE: "0"}'), "s.yaml")
     assert sweep.arms[0].env == {"MLXCEL_FUSED_MOE": "0"}  # ... while an anchor is fine

@@ -28,7 +28,7 @@ def test_single_commit_may_be_a_string() -> None:
 def test_unknown_key_is_named_with_its_line() -> None:
     text = SWEEP.replace("    env: {MLXCEL_FUSED_MOE: \"0\"}", "    enviroment: {A: b}")
     assert problems(text) == ["s.yaml:13: arms.0.enviroment: unknown key; check its spelling "
-                              "against the reference in the README"]
+                              "against the reference in docs/sweep.md"]
 
 
 def test_every_problem_is_reported_not_only_the_first() -> None:
