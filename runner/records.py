@@ -27,7 +27,6 @@ from jobs.views.markdown import render
 from runner.reparse import raw_problems
 from workers.shared.state import Store
 from workers.shared.stores import (
-    MANIFEST,
     ArtifactStore,
     CorruptArtifact,
     get_json,
@@ -108,18 +107,20 @@ def stored_states(artifacts: ArtifactStore, sweep_id: str, cells: list[Cell]
 
 def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list[Cell],
               states: dict[str, CellState], resolved: dict[str, str]) -> Record:
-    chosen = {}
-    for cell in cells:
+    chosen, others = {}, []
+    for cell in cells:  # every attempt listed once: the chosen one, and the others
         attempts = artifacts.attempts(sweep_id, cell.id)
         state = states.get(cell.id)
         chosen[cell.id] = (state.attempt if state and state.attempt in attempts
                            else max(attempts, default=0))
-    read = _read(artifacts, sweep_id, cells, chosen)
+        others += [(cell.id, a) for a in attempts if a != chosen[cell.id]]
+    read = _read(artifacts, sweep_id, cells, chosen, others)
     created = datetime.now(UTC).isoformat(timespec="seconds")
+    flagged: dict[tuple[str, int], list[str]] = {}  # computed once, for the checker too
     record = build_record(sweep_id, sweep, cells, states, read.results, read.unreadable, created,
-                          read.earlier, resolved)
+                          read.earlier, resolved, flagged)
     record = record.model_copy(update={"evidence": read.evidence})
-    problems = check_record(record)
+    problems = check_record(record, flagged)
     return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
 
 
@@ -226,15 +227,12 @@ def read_sweep_file(store: ArtifactStore, sweep_id: str) -> SweepFile:
 
 
 def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[str, int],
-          others: list[tuple[str, int]] | None = None) -> _Read:
-    """Read the chosen attempt of each cell, and the others (all of them when None)."""
+          others: list[tuple[str, int]]) -> _Read:
+    """Read the chosen attempt of each cell, and the `others` (cell, attempt) named."""
     read = _Read({}, [], [], {})
     for cell in cells:
         if chosen.get(cell.id):
             _read_one(store, sweep_id, cell.id, chosen[cell.id], True, read)
-    if others is None:
-        others = [(c.id, a) for c in cells for a in store.attempts(sweep_id, c.id)
-                  if a != chosen.get(c.id)]
     for cell_id, attempt in others:
         _read_one(store, sweep_id, cell_id, attempt, False, read)
     return read
@@ -243,10 +241,10 @@ def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[s
 def _read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int, used: bool,
               read: _Read) -> None:
     try:
-        files = store.read(sweep_id, cell_id, attempt)
-        raw = files["result.json"].read_bytes()
+        raw, manifest = store.read_result(sweep_id, cell_id, attempt)  # each file read once
+        if raw is None:
+            raise KeyError("result.json")
         result = AttemptResult.model_validate_json(raw)
-        manifest = (files["result.json"].parent / MANIFEST).read_bytes()
     except (CorruptArtifact, KeyError, ValidationError, OSError) as error:
         if used:  # the store's path is left out: the record must not depend on where it is
             text = str(error).splitlines()[0].replace(f"{getattr(store, 'root', '')}{os.sep}",

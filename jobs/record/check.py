@@ -9,6 +9,7 @@ record with one rebuilt from its artifacts (`benchfleet check --artifacts`).
 """
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from jobs.profiles.attribution import UNCLASSIFIED
@@ -28,12 +29,19 @@ MIN_N = 3
 _WAITING = ("queued", "running")
 
 
-def check_record(r: Record) -> list[str]:
-    """Problems with the record, one sentence each; empty when it passes."""
+def check_record(r: Record, flagged: Mapping[tuple[str, int], list[str]] | None = None
+                 ) -> list[str]:
+    """Problems with the record, one sentence each; empty when it passes.
+
+    `flagged`: each measurement's flags as `build_record` computed them from the same runs in
+    this process (its `flagged`), so they are not computed twice; a record read from a file is
+    checked without it, every flag recomputed from the record's own data.
+    """
     if r.schema_version != SCHEMA:
         return [f"the record has schema version {r.schema_version}; this checker reads "
                 f"{SCHEMA}: make the record again with `benchfleet record`"]
-    problems = _accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r) + record_problems(r)
+    problems = (_accounting(r) + _metadata(r) + _evidence(r) + _fidelity(r, flagged)
+                + record_problems(r))
     for g in r.groups:
         problems += _group(g) + _repeats(r, g)
     if r.answer:
@@ -73,25 +81,30 @@ def _evidence(r: Record) -> list[str]:
             for _, cell, attempt in read if (cell, attempt) not in used]
 
 
-def _fidelity(r: Record) -> list[str]:
-    """Each measurement's flags, recomputed from its gate, lease and the host's runs."""
+def _fidelity(r: Record, flagged: Mapping[tuple[str, int], list[str]] | None) -> list[str]:
+    """Each measurement's flags, recomputed from its gate, lease and the host's runs (or as
+    the builder computed them from those, in this process)."""
     problems = []
-    index, known = RunIndex(r.host_runs), {_key(run) for run in r.host_runs}
+    index: RunIndex | None = None  # made when a flag must be recomputed
+    known = {_key(run) for run in r.host_runs}
     for g in r.groups:
         for m in g.measurements:
             mine = _host_run(m)
             if _key(mine) not in known:
                 problems.append(f"{m.cell_id}: its measured run is not among the host's runs, "
                                 "so overlaps cannot be checked")
-            expected = flags(mine, m.gate, index, conditions(m))
+            expected = flagged.get((m.cell_id, m.attempt)) if flagged is not None else None
+            if expected is None:
+                index = index or RunIndex(r.host_runs)
+                expected = flags(mine, m.gate, index, conditions(m))
             if m.flags != expected:
                 problems.append(f"{m.cell_id}: flags {m.flags} but its gate, host lease and "
                                 f"the host's runs give {expected}")
         for row in g.rows:
-            flagged = sum(1 for m in g.measurements if m.arm == row.arm and m.flags)
-            if row.flagged != flagged:
+            found = sum(1 for m in g.measurements if m.arm == row.arm and m.flags)
+            if row.flagged != found:
                 problems.append(f"{g.backend} · {g.model} / {row.arm}: {row.flagged} flagged "
-                                f"measurements stated, {flagged} found")
+                                f"measurements stated, {found} found")
     if r.host_sentence != record_host_sentence(r.groups):
         problems.append("the host sentence does not follow from the measurements' flags: "
                         f"they give {record_host_sentence(r.groups)!r}")
@@ -281,7 +294,7 @@ def _recomputed(r: Record, q: Question) -> list[str]:
 
 
 def _key(run: HostRun) -> tuple[object, ...]:
-    return tuple(run.model_dump().values())
+    return tuple(getattr(run, name) for name in HostRun.model_fields)
 
 
 def _same(a: object, b: object) -> bool:

@@ -10,7 +10,6 @@ import calendar
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from functools import lru_cache
 
 from jobs.record.attempts import AttemptResult, Gate
 from jobs.record.run_flags import RunConditions, run_flags
@@ -44,17 +43,23 @@ def host_runs(result: AttemptResult) -> list[HostRun]:
                     host_lease=r.host_lease) for r in result.runs if r.role in HEAVY]
 
 
+# A run's times as numbers: earliest start, latest start, earliest end, latest end.
+Interval = tuple[float, float, float, float]
+
+
 class RunIndex:
     """A record's host runs by host, sorted by start, so the runs that may overlap one are
     found among its neighbours (a run lasts at most the host's longest) and not by comparing
-    every pair: a 10,000-cell record has 10,000 measurements and more runs."""
+    every pair: a 10,000-cell record has 10,000 measurements and more runs. Each run's times
+    are parsed once, here, into numbers."""
 
     def __init__(self, runs: Sequence[HostRun]) -> None:
         self.unreadable: dict[str, list[HostRun]] = {}
+        self._spans: dict[tuple[str, str], Interval | None] = {}
         timed: dict[str, list[tuple[float, HostRun]]] = {}
         self.longest: dict[str, float] = {}
         for run in runs:
-            span = _interval(run)
+            span = self.span(run)
             if span is None:
                 self.unreadable.setdefault(run.hostname, []).append(run)
                 continue
@@ -65,9 +70,16 @@ class RunIndex:
                      timed.items()}
         self.starts = {h: [start for start, _ in rs] for h, rs in self.runs.items()}
 
+    def span(self, run: HostRun) -> Interval | None:
+        """The run's interval, or None when its times are unreadable."""
+        key = (run.started, run.ended)
+        if key not in self._spans:
+            self._spans[key] = _interval(run)
+        return self._spans[key]
+
     def near(self, run: HostRun) -> list[HostRun]:
         """Runs on the same host that may share time with `run` (and every unreadable one)."""
-        span = _interval(run)
+        span = self.span(run)
         assert span is not None
         host, starts = run.hostname, self.starts.get(run.hostname, [])
         low = bisect_left(starts, span[0] - self.longest.get(host, 0.0) - 1.0)
@@ -83,20 +95,20 @@ def flags(measured: HostRun, gate: Gate | None, runs: "RunIndex | Sequence[HostR
     found += run_flags(conditions, gate) if conditions else []
     if not measured.host_lease:
         found.append(NO_LEASE)
-    if _interval(measured) is None:
-        return [*found, "run times unreadable: overlaps cannot be ruled out"]
     index = runs if isinstance(runs, RunIndex) else RunIndex(runs)
+    mine = index.span(measured)
+    if mine is None:
+        return [*found, "run times unreadable: overlaps cannot be ruled out"]
     others = [r for r in index.near(measured)
               if (r.cell_id, r.attempt) != (measured.cell_id, measured.attempt)]
-    return found + [text for other in others if (text := _overlap(measured, other))]
+    return found + [text for other in others
+                    if (text := _overlap(measured, mine, other, index.span(other)))]
 
 
-def _overlap(a: HostRun, b: HostRun) -> str | None:
+def _overlap(a: HostRun, ta: Interval, b: HostRun, tb: Interval | None) -> str | None:
     what = f"{b.role} of {b.cell_id} (attempt {b.attempt}, {b.worker})"
-    ta, tb = _interval(a), _interval(b)
-    if ta is None or tb is None:
+    if tb is None:
         return f"may overlap {what}: its times are unreadable"
-    # Each interval as (earliest start, latest start, earliest end, latest end).
     if max(ta[1], tb[1]) <= min(ta[2], tb[2]):
         return f"overlaps {what}"
     # Rounded times that only touch: a real overlap only between two workers, since one
@@ -106,14 +118,13 @@ def _overlap(a: HostRun, b: HostRun) -> str | None:
     return None
 
 
-def _interval(run: HostRun) -> tuple[float, float, float, float] | None:
+def _interval(run: HostRun) -> Interval | None:
     start, end = _instant(run.started), _instant(run.ended)
     if start is None or end is None:
         return None
     return start[0], start[0] + start[1], end[0], end[0] + end[1]
 
 
-@lru_cache(maxsize=1 << 16)
 def _instant(text: str) -> tuple[float, float] | None:
     """Seconds since the epoch and the time's resolution, or None when unreadable."""
     match = _ISO.match(text)

@@ -82,23 +82,30 @@ class Record(Strict):
 def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
                  results: Mapping[str, AttemptResult], unreadable: Mapping[str, str],
                  created: str, earlier: Sequence[AttemptResult] = (),
-                 resolved: Mapping[str, str] | None = None) -> Record:
+                 resolved: Mapping[str, str] | None = None,
+                 flagged: dict[tuple[str, int], list[str]] | None = None) -> Record:
     """Combine a sweep's cells, their states and their latest attempt results.
 
     `unreadable` maps a cell id to why its artifacts could not be read; `earlier` holds the
-    other attempts read, whose commands count when looking for overlapping runs.
+    other attempts read, whose commands count when looking for overlapping runs. `flagged`,
+    when given, receives each measurement's flags by (cell, attempt), so the checker run in
+    the same process need not compute them again (`check_record`).
     """
     runs = [run for r in [*results.values(), *earlier] for run in host_runs(r)]
     index = RunIndex(runs)
+    measures = {(r.cell_id, r.attempt): r for r in runs if r.role == "measure"}
     measured: dict[str, Measurement] = {}
     profiles: dict[str, GroupProfile] = {}
     for cell in cells:
         result = results.get(cell.id)
         done = states.get(cell.id, CellState(status="queued")).status == "done"
-        measurement = _measurement(cell, result, index) if result and done else None
+        measurement = (_measurement(cell, result, index, measures.get((cell.id, result.attempt)))
+                       if result and done else None)
         profile = _profile(sweep, cell, result) if result and done else None
         if measurement:
             measured[cell.id] = measurement
+            if flagged is not None:
+                flagged[(cell.id, measurement.attempt)] = measurement.flags
         elif profile:
             profiles[cell.id] = profile
     waiting = {c.id for c in cells if c.id not in measured
@@ -257,12 +264,12 @@ def _ratio(arm: Span | None, base: Span | None) -> Ratio | None:
     return Ratio.of(arm, base) if arm and base else None
 
 
-def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex) -> Measurement | None:
+def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRun | None
+                 ) -> Measurement | None:
     run = result.measured
     reading = result.reading
-    if run is None or reading is None or result.commit is None:
+    if run is None or reading is None or result.commit is None or mine is None:
         return None
-    mine = next(r for r in host_runs(result) if r.role == "measure")
     m = Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=result.worker, hostname=result.host.hostname, commit=result.commit,

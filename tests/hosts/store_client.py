@@ -1,6 +1,7 @@
 """Artifact-store operations run on a namespace host, as a worker or the coordinator would run
-them: `python -m tests.hosts.store_client publish|read|attempts|put|get ...`, the store and its
-key from BENCHFLEET_* settings. Prints JSON; a store error exits 1 with its sentence."""
+them: `python -m tests.hosts.store_client publish|read|read_result|attempts|put|get ...`, the
+store and its key from BENCHFLEET_* settings. Prints JSON; a store error exits 1 with its
+sentence."""
 
 import json
 import shutil
@@ -27,6 +28,11 @@ def main(argv: list[str]) -> int:
             sweep, cell, attempt = args
             files = store.read(sweep, cell, int(attempt))
             print(json.dumps({name: sha256_file(path) for name, path in files.items()}))
+        elif verb == "read_result":
+            sweep, cell, attempt = args
+            result, manifest = store.read_result(sweep, cell, int(attempt))
+            print(json.dumps([result.decode() if result else None,
+                              json.loads(manifest)["files"]["result.json"]["sha256"]]))
         elif verb == "attempts":
             print(json.dumps(store.attempts(*args)))
         elif verb == "put":

@@ -77,6 +77,8 @@ def test_publish_then_read_on_another_host(on: Callable[[str], Client], store_la
     read = on("coord")("read", "s1", "c1", "1")
     assert read.returncode == 0, read.stderr
     assert json.loads(read.stdout) == sent
+    result = on("coord")("read_result", "s1", "c1", "1")
+    assert json.loads(result.stdout) == [json.dumps({"status": "done"}), sent["result.json"]]
     assert json.loads(on("coord")("attempts", "s1", "c1").stdout) == [1]
 
     again = on("worker")("publish", str(tmp_path / "attempt"), "s1", "c1", "1")

@@ -30,3 +30,32 @@ def test_publish_read_verify(tmp_path: Path) -> None:
     (Path(where) / "manifest.json").unlink()
     with pytest.raises(CorruptArtifact, match="manifest unreadable"):
         store.read("s1", "cell-a", 1)
+
+
+def test_read_result_verifies_every_file_and_reads_each_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(tmp_path / "store")
+    staging = store.staging()
+    (staging / "result.json").write_text('{"ok": 1}')
+    (staging / "run.stdout.txt").write_text("decoded\n")
+    where = Path(store.publish(staging, "s1", "cell-a", 1))
+    opened: list[str] = []
+    real_open = open
+
+    def counted(path: str, *args: object, **kwargs: object) -> object:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", counted)
+    result, manifest = store.read_result("s1", "cell-a", 1)
+    monkeypatch.undo()
+    assert result == b'{"ok": 1}' and manifest == (where / "manifest.json").read_bytes()
+    assert sorted(Path(p).name for p in opened) == ["manifest.json", "result.json",
+                                                    "run.stdout.txt"]
+
+    (where / "run.stdout.txt").write_text("changed\n")
+    with pytest.raises(CorruptArtifact, match="run.stdout.txt: missing or does not match"):
+        store.read_result("s1", "cell-a", 1)
+    (where / "run.stdout.txt").unlink()
+    with pytest.raises(CorruptArtifact, match="missing or does not match"):
+        store.read_result("s1", "cell-a", 1)

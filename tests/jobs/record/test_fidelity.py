@@ -3,6 +3,7 @@ and a record that hides them fails its check."""
 
 import pytest
 
+from jobs.record import check, fidelity
 from jobs.record.attempts import AttemptResult, CellState, Gate
 from jobs.record.check import check_record
 from jobs.record.fidelity import HostRun, flags
@@ -103,3 +104,40 @@ def test_a_record_that_hides_a_flag_fails_its_check(record: Record) -> None:
     assert "flagged measurements stated" in problems
     gone = record.model_copy(update={"host_runs": record.host_runs[1:]})
     assert "its measured run is not among the host's runs" in "\n".join(check_record(gone))
+
+
+def test_each_run_s_times_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A record of 100,000 runs must not parse a time again per neighbour it is compared with
+    # (nor lose a bounded cache of parsed times): each run's pair of times once, per index.
+    parsed: list[str] = []
+    instant = fidelity._instant
+
+    def counted(text: str) -> tuple[float, float] | None:
+        parsed.append(text)
+        return instant(text)
+
+    monkeypatch.setattr(fidelity, "_instant", counted)
+    runs = [run(stamp(k), stamp(k + 2), f"w{k % 2}", f"c{k}") for k in range(0, 120, 1)]
+    index = fidelity.RunIndex(runs)
+    found = [flags(r, None, index) for r in runs]
+    assert all(any("overlap" in text for text in fs) for fs in found)
+    assert len(parsed) == 2 * len(runs)
+
+
+def test_the_checker_takes_the_flags_the_builder_computed(record: Record,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
+    cells = expand(sweep)
+    results = two_workers(cells)
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    flagged: dict[tuple[str, int], list[str]] = {}
+    built = with_evidence(build_record("s1", sweep, cells, states, results, {}, "now", (), None,
+                                       flagged), results)
+    assert built == record and len(flagged) == 9
+    assert flagged[(cells[1].id, 1)] == built.groups[0].measurements[1].flags
+    monkeypatch.setattr(check, "flags", None)  # computed once: the checker must not again
+    assert check_record(built, flagged) == []
+    # Without them (a record read from a file) every flag is recomputed.
+    monkeypatch.undo()
+    assert check_record(built) == []

@@ -1,6 +1,7 @@
 """The artifact store in a directory: an attempt is written into a staging directory and appears
 whole or not at all (one rename)."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -69,6 +70,32 @@ class LocalStore:
                 raise CorruptArtifact(f"{path}: missing or does not match its sha256")
             paths[name] = path
         return paths
+
+    def read_result(self, sweep_id: str, cell_id: str, attempt: int
+                    ) -> tuple[bytes | None, bytes]:
+        folder = os.fspath(self._dir(sweep_id, cell_id, attempt))
+        try:
+            with open(os.path.join(folder, MANIFEST), "rb") as f:
+                raw = f.read()
+            manifest = json.loads(raw)["files"]
+        except (OSError, ValueError, KeyError) as error:
+            raise CorruptArtifact(f"{folder}: manifest unreadable ({error})") from None
+        confined(manifest, folder)
+        result = None
+        for name, entry in manifest.items():
+            path = os.path.join(folder, name)  # strings: pathlib's parsing cost more here
+            try:
+                with open(path, "rb") as f:
+                    if name == "result.json":
+                        result = f.read()
+                        digest = hashlib.sha256(result).hexdigest()
+                    else:  # kept out of memory: a profile's exports can be large
+                        digest = hashlib.file_digest(f, "sha256").hexdigest()
+            except OSError:
+                digest = None
+            if digest != entry["sha256"]:
+                raise CorruptArtifact(f"{path}: missing or does not match its sha256")
+        return result, raw
 
     def put_file(self, local: Path, relative: str) -> str:
         """Copy to `<root>/<relative>`, replacing it whole; returns its sha256."""

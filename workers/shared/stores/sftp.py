@@ -142,6 +142,13 @@ class SftpStore:
             (local / f".{MANIFEST}.part").replace(local / MANIFEST)
         return {name: local / name for name in manifest}
 
+    def read_result(self, sweep_id: str, cell_id: str, attempt: int
+                    ) -> tuple[bytes | None, bytes]:
+        files = self.read(sweep_id, cell_id, attempt)  # verified in the local cache
+        result = files.get("result.json")
+        manifest = (self.cache / sweep_id / cell_id / f"attempt-{attempt}" / MANIFEST)
+        return (result.read_bytes() if result else None), manifest.read_bytes()
+
     # Single files beside the attempts (the coordinator's sweep.json)
 
     def put_file(self, local: Path, relative: str) -> str:

@@ -1,0 +1,51 @@
+"""`benchfleet record` lists each cell's attempts once and reads each attempt once: its files
+hashed against the manifest, result.json and the manifest kept from that one read."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Sweep
+from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, gather_stored, write_sweep_file
+from tests.support.records import result
+from workers.shared.stores import accept
+from workers.shared.stores.local import LocalStore
+
+
+def test_each_attempt_is_listed_and_read_once(small: tuple[Sweep, list[Cell]], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    sweep, cells = small
+    store = LocalStore(tmp_path / "store")
+    write_sweep_file(store, SweepFile(protocol=SWEEP_FILE_PROTOCOL, sweep_id="s1",
+                                      created="now", source="s.yaml", sweep=sweep, cells=cells))
+    for cell in cells:
+        tries = 2 if cell.order == 0 else 1  # one cell measured again: both attempts count
+        for attempt in range(1, tries + 1):
+            staging = store.staging()
+            r = result(cell, 20.0 + cell.repeat).model_copy(update={"attempt": attempt})
+            (staging / "result.json").write_text(r.model_dump_json(indent=1))
+            (staging / "measure.stdout.txt").write_text("decoded\n")
+            store.publish(staging, "s1", cell.id, attempt)
+        accept(store, "s1", cell.id, tries, "done")
+    listed, read = Counter[str](), Counter[tuple[str, int]]()
+    attempts, read_result = store.attempts, store.read_result
+
+    def counted_attempts(sweep_id: str, cell_id: str) -> list[int]:
+        listed[cell_id] += 1
+        return attempts(sweep_id, cell_id)
+
+    def counted_read(sweep_id: str, cell_id: str, attempt: int) -> tuple[bytes | None, bytes]:
+        read[(cell_id, attempt)] += 1
+        return read_result(sweep_id, cell_id, attempt)
+
+    monkeypatch.setattr(store, "attempts", counted_attempts)
+    monkeypatch.setattr(store, "read_result", counted_read)
+    monkeypatch.setattr(store, "read", None)  # the record reads through read_result alone
+    record = gather_stored(store, "s1")
+    assert record.check and record.check.ok, record.check
+    assert set(listed.values()) == {1} and len(listed) == len(cells)
+    assert set(read.values()) == {1} and len(read) == len(cells) + 1
+    assert {(e.cell_id, e.attempt, e.used) for e in record.evidence if not e.used} == {
+        (cells[0].id, 1, False)}
