@@ -8,6 +8,7 @@ against the artifacts it was made from.
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from jobs.record.attempts import FINAL, AttemptResult, CellState
 from jobs.record.check import check_record, differences
 from jobs.record.model import SCHEMA, Check, Record, build_record
 from jobs.record.parts import Evidence
-from jobs.record.rawdata import files as raw_files
+from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
@@ -173,10 +174,11 @@ def write(record: Record, out: Path) -> Written:
         _atomic(path, png)
     data = out / "data" / record.sweep_id
     data.mkdir(parents=True, exist_ok=True)
-    for name, text in raw_files(record).items():
-        _atomic(data / name, text.encode())
+    for name, pieces in raw_parts(record).items():
+        _atomic(data / name, pieces)
     json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
-    _atomic(json_path, record.model_dump_json(indent=1).encode())
+    # Bytes straight from the model's serialiser: no text copy of a record of 100,000 cells.
+    _atomic(json_path, Record.__pydantic_serializer__.to_json(record, indent=1))
     links = {title: path.name for title, (path, _) in plots.items()}
     _atomic(md_path, render(record, links, data.relative_to(out).as_posix()).encode())
     return Written(record, md_path, json_path, [p for p, _ in plots.values()], data)
@@ -291,7 +293,12 @@ def recorded_states(record: Record, results: dict[str, AttemptResult]
     return states
 
 
-def _atomic(path: Path, data: bytes) -> None:
+def _atomic(path: Path, data: bytes | Iterable[str]) -> None:
+    """Write whole or not at all; text pieces are written as they come."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_bytes(data)
+    if isinstance(data, bytes):
+        temp.write_bytes(data)
+    else:
+        with temp.open("w", encoding="utf-8", newline="") as f:
+            f.writelines(data)
     os.replace(temp, path)

@@ -7,19 +7,25 @@ A view of the record like the Markdown: nothing here computes a figure.
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from jobs.record.model import Record
 
 
 def files(record: Record) -> dict[str, str]:
     """File name -> content, for `<out>/data/<record>/`."""
-    out = {"measurements.csv": _csv(_MEASUREMENT_COLUMNS, _measurements(record)),
-           "measurements.json": _json(record),
-           "comparisons.csv": _csv(_COMPARISON_COLUMNS, _comparisons(record))}
-    kernels = list(_kernels(record))
-    if kernels:
-        out["kernels.csv"] = _csv(_KERNEL_COLUMNS, kernels)
+    return {name: "".join(chunks) for name, chunks in parts(record).items()}
+
+
+def parts(record: Record) -> dict[str, Iterable[str]]:
+    """File name -> its content in pieces, made as they are written: a record of 100,000
+    measurements never holds a whole file of them in memory."""
+    out: dict[str, Iterable[str]] = {
+        "measurements.csv": _csv(_MEASUREMENT_COLUMNS, _measurements(record)),
+        "measurements.json": _json(record),
+        "comparisons.csv": _csv(_COMPARISON_COLUMNS, _comparisons(record))}
+    if any(g.profile and g.profile.attribution.kernels for g in record.groups):
+        out["kernels.csv"] = _csv(_KERNEL_COLUMNS, _kernels(record))
     return out
 
 
@@ -68,15 +74,30 @@ def _kernels(record: Record) -> Iterable[Sequence[object]]:
                    k.us_per_token, k.share)
 
 
-def _json(record: Record) -> str:
-    rows = [{"backend": g.backend, "model": g.model, "requested_commit": g.commit,
-             **m.model_dump(mode="json")} for g in record.groups for m in g.measurements]
-    return json.dumps(rows, indent=1) + "\n"
+def _json(record: Record) -> Iterator[str]:
+    """A JSON array, one measurement a line: its group's keys, then the measurement's own JSON
+    as the record holds it (serialised by its model, not rebuilt as a dict first)."""
+    first = True
+    for g in record.groups:
+        head = json.dumps({"backend": g.backend, "model": g.model, "requested_commit": g.commit},
+                          separators=(",", ":"))
+        for m in g.measurements:
+            yield ("[\n" if first else ",\n") + head[:-1] + "," + m.model_dump_json()[1:]
+            first = False
+    yield "[]\n" if first else "\n]\n"
 
 
-def _csv(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+_ROWS_PER_PIECE = 1000
+
+
+def _csv(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
-    return buffer.getvalue()
+    for k, row in enumerate(rows, 1):
+        writer.writerow(["" if v is None else v for v in row])
+        if k % _ROWS_PER_PIECE == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

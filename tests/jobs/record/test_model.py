@@ -147,6 +147,20 @@ def test_raw_data_beside_the_record(small: tuple[Sweep, list[Cell]]) -> None:
     assert len(list(csv.DictReader(io.StringIO(data["comparisons.csv"])))) == 4
 
 
+def test_raw_data_comes_in_pieces_as_it_is_written(small: tuple[Sweep, list[Cell]]) -> None:
+    from jobs.record.rawdata import parts
+
+    sweep, cells = small
+    results = {c.id: result(c, 20.0 + c.repeat) for c in cells}
+    record = build_record("s1", sweep, cells, {c.id: CellState(status="done") for c in cells},
+                          results, {}, "now")
+    pieces = list(parts(record)["measurements.json"])
+    assert len(pieces) == 10  # one a measurement, and the closing bracket: never one string
+    assert json.loads("".join(pieces)) == [
+        {"backend": g.backend, "model": g.model, "requested_commit": g.commit,
+         **m.model_dump(mode="json")} for g in record.groups for m in g.measurements]
+
+
 def test_nothing_measured_makes_no_plot(small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     record = build_record("s1", sweep, cells, {}, {}, {}, "now")
