@@ -270,7 +270,10 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRu
     reading = result.reading
     if run is None or reading is None or result.commit is None or mine is None:
         return None
-    m = Measurement(
+    around = RunConditions(load1_before=run.load1_before, load1_after=run.load1_after,
+                           wall_s=run.wall_s, gpu_before=run.gpu_before,
+                           gpu_after=run.gpu_after, gpu_start=result.gpu_start)
+    return Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=result.worker, hostname=result.host.hostname, commit=result.commit,
         attempt=result.attempt, started=run.started, ended=run.ended,
@@ -281,11 +284,11 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRu
         exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
         build_cached=result.build.cached if result.build else None,
         jit_cache=result.target.get("jit_cache"), gate=result.gate,
-        host_lease=run.host_lease, flags=[], wall_s=run.wall_s, gpu_before=run.gpu_before,
-        gpu_after=run.gpu_after, gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks,
+        host_lease=run.host_lease, flags=flags(mine, result.gate, runs, around),
+        wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
+        gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
         asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
-    return m.model_copy(update={"flags": flags(mine, result.gate, runs, conditions(m))})
 
 
 def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
