@@ -327,11 +327,12 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
 
 def _skip_record(done: dict[str, Any], size: int, limit_s: float) -> dict[str, Any]:
     """A size whose record would take longer than the limit even if it grew only linearly
-    from a smaller size's is not run: that smaller size's time, scaled, is the lower bound."""
+    from a smaller size's (its median: one round slowed by another job must not decide) is not
+    run: that smaller size's time, scaled, is the lower bound."""
     for smaller, result in done.items():
         took = result["times_s"].get("record (CLI process)")
         stopped = "stopped_after_s" in result["notes"].get("record (CLI process)", {})
-        bound = (limit_s if stopped else max(took or [0.0])) * size / int(smaller)
+        bound = (limit_s if stopped else statistics.median(took or [0.0])) * size / int(smaller)
         if bound > limit_s:
             return {"record (CLI process)": {"not_run": True, "at_least_s": bound,
                                              "from_size": int(smaller)}}
