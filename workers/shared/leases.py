@@ -94,15 +94,16 @@ class Lease:
         self.r.hdel(redis_keys.worker(self.name), "holding")
 
     def publish(self, fields: dict[str, str]) -> None:
+        """Publish what changed, only while this instance holds the name."""
         self.fields.update(fields)
-        self.r.hset(redis_keys.worker(self.name), mapping=fields)
+        flat = [v for kv in fields.items() for v in kv]
+        self.r.register_script(lua("publish", head=False))(keys=[], args=[self.name,
+                                                                            self.instance, *flat])
 
     def end(self) -> None:
-        pipe = self.r.pipeline()
-        pipe.zrem(WORKERS, self.name)
-        pipe.hset(redis_keys.worker(self.name), mapping={"instance": f"stopped:{self.instance}",
-                                                  "stopped": now()})
-        pipe.execute()
+        """End the lease, only while this instance holds it (never a successor's)."""
+        self.r.register_script(lua("end", head=False))(keys=[], args=[self.name, self.instance,
+                                                                        now()])
 
 
 def claim_expired(client: redis.Redis) -> list[Held]:
