@@ -26,7 +26,7 @@ def test_the_record_carries_its_evidence_and_raw_data(made: tuple[str, Path],
                                                       settings: Settings) -> None:
     sweep_id, out = made
     record = json.loads((out / f"{sweep_id}.json").read_text())
-    assert record["schema_version"] == 3 and record["issue"] == 1859
+    assert record["schema_version"] == 4 and record["issue"] == 1859
     assert record["aa_arm"] == "gather-aa" and record["adaptive_max_n"] == 4
     used = [e for e in record["evidence"] if e["used"]]
     assert len(used) == record["cells_measured"]

@@ -29,7 +29,7 @@ def test_the_watch_shows_progress_eta_and_each_workers_phase(submitted: Submitte
         return re.search(pattern, out.getvalue()) is not None
 
     first, *rest = [c.id for c in cells]
-    assert store.take(sweep_id, first, 0, "w1", "i1").attempt == 1
+    assert store.take(sweep_id, first, 0, "w1", "i1", 60).attempt == 1
     notes = Notes(store.r, "w1", "i1")
     notes.note(sweep_id, first, 1, "gating", WAITING)
     eventually(lambda: shows(r"0/4 cells .* ETA unknown \(no cell done yet\)")
@@ -37,7 +37,7 @@ def test_the_watch_shows_progress_eta_and_each_workers_phase(submitted: Submitte
                "the gate's reason in the watch")
     notes.note(sweep_id, first, 1, "measuring")
     eventually(lambda: shows(rf"w1\s+measuring\s+{first}\s*$"), 10.0, "measuring")
-    store.finish(sweep_id, first, "w1", "i1", 1, "done", None)
+    store.finish(sweep_id, first, "w1", "i1", 1, "done", None, 60)
     eta = r"1/4 cells .* ETA 0:(\d\d):(\d\d) \(a cell takes (\d+\.\d) s, 1 worker\)"
     eventually(lambda: shows(eta) and shows(r"1 done, 3 queued"), 10.0, "one cell done, an ETA")
     minutes, seconds, cell_s = re.findall(eta, out.getvalue())[-1]
@@ -47,8 +47,8 @@ def test_the_watch_shows_progress_eta_and_each_workers_phase(submitted: Submitte
     # 3 cells left, 1 worker; both figures are shown rounded
     assert abs(int(minutes) * 60 + int(seconds) - float(cell_s) * 3) <= 0.7
     for cell in rest:
-        assert store.take(sweep_id, cell, 0, "w1", "i1").attempt == 1
-        store.finish(sweep_id, cell, "w1", "i1", 1, "done", None)
+        assert store.take(sweep_id, cell, 0, "w1", "i1", 60).attempt == 1
+        store.finish(sweep_id, cell, "w1", "i1", 1, "done", None, 60)
     watcher.join(timeout=30)
     assert not watcher.is_alive()
     assert shows(r"4/4 cells .* finished") and shows(r"4 done")

@@ -87,8 +87,11 @@ class CellLease(Hook):
         except OSError:
             return  # a store away: Redis's take still refuses what it knows is final
         if marker and marker["status"] in FINAL and int(marker["generation"]) >= generation:
-            why = (f"the artifact store already holds attempt {marker['attempt']} of "
-                   f"generation {marker['generation']}, {marker['status']} (a replay)")
+            newer = int(marker["generation"]) > generation
+            why = (f"generation {generation} is older than the cell's {marker['generation']} "
+                   "(a replay)" if newer else
+                   f"the artifact store already holds attempt {marker['attempt']} of "
+                   f"generation {generation}, {marker['status']} (a replay)")
             self.store.refuse({"at": now(), "worker": self.lease.name, "kind": "dropped",
                                "sweep_id": arrival.sweep_id, "cell": arrival.cell.id,
                                "why": why, "task_id": arrival.group.task_id})

@@ -15,7 +15,6 @@ import redis
 from jobs.spec.routing import Offer
 from workers.shared import redis_keys
 from workers.shared.clock import now
-from workers.shared.redis_keys import WORKERS
 from workers.shared.state import lua
 
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
