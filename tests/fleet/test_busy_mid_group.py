@@ -4,38 +4,15 @@ host sentence names those runs instead of calling the host idle."""
 
 import json
 import os
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.faults.harness import lab
 from tests.support.fleet import cli
+from tests.support.load import BURNERS, MARGIN, burners
 
 pytestmark = pytest.mark.integration
-# Shell loops, each a runnable task: load1 counts them however little CPU they get. At nice
-# 19 and pinned to one CPU they barely slow anything else, yet each 5 s load1 update adds
-# about BURNERS x 0.08 to it (a one-minute average).
-BURNERS = 64
-# The gate's threshold this far above the host's load when the test starts: it passes at
-# first, and one update after the burners start, load1 is over it.
-MARGIN = 3.0
-
-
-@contextmanager
-def burners(count: int) -> Iterator[None]:
-    cpu = {max(os.sched_getaffinity(0))}
-    procs = [subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"],
-                              preexec_fn=lambda: os.sched_setaffinity(0, cpu))
-             for _ in range(count)]
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def test_a_host_busy_after_the_gate_is_flagged_run_by_run(tmp_path: Path) -> None:

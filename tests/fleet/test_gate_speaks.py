@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.faults.harness import Lab, lab
-from tests.fleet.test_busy_mid_group import BURNERS, MARGIN, burners
 from tests.support.fleet import cli
+from tests.support.load import BURNERS, MARGIN, burners
 from tests.support.waits import eventually
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from jobs.record.attempts import AttemptResult, CellState
-from tests.fleet.test_busy_mid_group import BURNERS, MARGIN
 from tests.support.cells import Submitted, python_command
+from tests.support.load import BURNERS, MARGIN
 from tests.support.waits import eventually
 from tests.workers.hooks.test_host_lease import HOLDER
 from workers.execute import Command

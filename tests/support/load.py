@@ -1,0 +1,49 @@
+"""Load on this host, made on purpose: burners that raise load1 without taking the CPU, and
+hogs that take it (a run they overlap is really slower)."""
+
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+# Shell loops, each a runnable task: load1 counts them however little CPU they get. At nice
+# 19 and pinned to one CPU they barely slow anything else, yet each 5 s load1 update adds
+# about BURNERS x 0.08 to it (a one-minute average).
+BURNERS = 64
+# The gate's threshold this far above the host's load when a test starts: it passes at
+# first, and one update after the burners start, load1 is over it.
+MARGIN = 3.0
+
+
+@contextmanager
+def burners(count: int) -> Iterator[None]:
+    cpu = {max(os.sched_getaffinity(0))}
+    with _loops(count, ["nice", "-n", "19"], lambda: os.sched_setaffinity(0, cpu)):
+        yield
+
+
+@contextmanager
+def hogs(pids: list[int], count: int = 2, nice: int = -5) -> Iterator[None]:
+    """These processes, and what they start from now on, pinned to one CPU for good, beside
+    `count` busy loops of a higher priority there: a run gets about a seventh of that CPU,
+    whatever else the host is doing (the loops outweigh any other load of the runs' own
+    priority). Needs root for the priority; without it the loops run at the runs' own."""
+    cpu = {max(os.sched_getaffinity(0))}
+    for pid in pids:
+        for thread in os.listdir(f"/proc/{pid}/task"):  # each thread has its own affinity
+            os.sched_setaffinity(int(thread), cpu)
+    with _loops(count, ["nice", "-n", str(nice)], lambda: os.sched_setaffinity(0, cpu)):
+        yield
+
+
+@contextmanager
+def _loops(count: int, prefix: list[str], setup: object) -> Iterator[None]:
+    procs = [subprocess.Popen([*prefix, "sh", "-c", "while :; do :; done"],
+                              preexec_fn=setup)  # type: ignore[arg-type]
+             for _ in range(count)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
