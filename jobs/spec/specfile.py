@@ -20,8 +20,10 @@ MAX_VALUES = 100_000
 MAX_DIGITS = 100
 
 
-def load(model: type[M], text: str, source: str) -> tuple[M, yaml.Node]:
-    """Parse and validate `text`; raises SpecError listing every problem, one per line."""
+def load(model: type[M], text: str, source: str, reference: str = "docs/sweep.md"
+         ) -> tuple[M, yaml.Node]:
+    """Parse and validate `text`; raises SpecError listing every problem, one per line.
+    `reference` is the page that lists the file's keys."""
     _within_limits(text, source)
     root = _compose(text, source)
     if not isinstance(root, yaml.MappingNode):
@@ -34,7 +36,7 @@ def load(model: type[M], text: str, source: str) -> tuple[M, yaml.Node]:
         # Strict: `n: "3"` is an error, not 3; YAML already gives numbers as numbers.
         return model.model_validate(yaml.safe_load(text), strict=True), root
     except ValidationError as error:
-        raise SpecError([_problem(source, root, tuple(e["loc"]), _message(e))
+        raise SpecError([_problem(source, root, tuple(e["loc"]), _message(e, reference))
                          for e in error.errors()]) from None
 
 
@@ -103,10 +105,10 @@ def _problem(source: str, root: yaml.Node, loc: Loc, message: str) -> str:
     return f"{source}:{_line(root, loc)}: {path}: {message}"
 
 
-def _message(error: object) -> str:
+def _message(error: object, reference: str) -> str:
     e = dict(error)  # type: ignore[call-overload]
     if e["type"] == "extra_forbidden":
-        return "unknown key; check its spelling against the reference in docs/sweep.md"
+        return f"unknown key; check its spelling against the reference in {reference}"
     if e["type"] == "missing":
         return "required key is missing"
     return str(e["msg"]).removeprefix("Value error, ")

@@ -2,7 +2,10 @@
 implementation), then filters in the manner of Chromium's perf dashboard. Every step is listed,
 kept or not, with the filter that dropped it, so a reader sees why nothing alerted.
 
-Only the points a fit may use are given here (flagged runs are left out by the caller).
+Only the points a fit may use are given here (flagged runs are left out by the caller). A
+commit measured several times (two sweeps, a confirmation's repeats) is one place on the x
+axis: a step falls between two commits, and a segment is as long as the commits it spans, so a
+slow commit measured four times is a spike, not a four-point segment.
 """
 
 from collections.abc import Sequence
@@ -43,25 +46,29 @@ class Step(Strict):
     spread: float
     multiple: float
     steppiness: float
-    segment_before: int
+    segment_before: int  # commits on that side (each value its own, when none are named)
     segment_after: int
     kept: bool
     dropped_by: list[str]
 
 
-def find_steps(values: Sequence[float], thresholds: Thresholds) -> list[Step]:
-    """Every change point the fit found, kept or dropped. A dropped one is taken out before
-    the rest are judged again (weakest first, as Otava's merge does), so an outlier's cut next
-    to a real step does not leave the step a one-point segment."""
-    if len(values) < 2 * thresholds.min_segment:
-        return []
+def find_steps(values: Sequence[float], thresholds: Thresholds,
+               commits: Sequence[str] | None = None) -> list[Step]:
+    """Every change point the fit found, kept or dropped. `commits` names each value's commit
+    (the values of one commit adjacent); without it each value is a commit of its own. A
+    dropped change point is taken out before the rest are judged again (weakest first, as
+    Otava's merge does), so an outlier's cut next to a real step does not leave the step a
+    one-point segment."""
     points = [float(v) for v in values]
+    at = list(commits) if commits is not None else [str(i) for i in range(len(points))]
+    if len(set(at)) < 2 * thresholds.min_segment:
+        return []
     found, _ = compute_change_points(points, window_len=thresholds.window,
                                      max_pvalue=thresholds.max_pvalue)
     pvalues = {int(c.index): float(c.stats.pvalue) for c in found}
     cuts, dropped = sorted(pvalues), list[Step]()
     while True:
-        judged = _judged(points, cuts, pvalues, thresholds)
+        judged = _judged(points, at, cuts, pvalues, thresholds)
         failing = [s for s in judged if not s.kept]
         if not failing:
             return sorted([*judged, *dropped], key=lambda s: s.index)
@@ -70,15 +77,15 @@ def find_steps(values: Sequence[float], thresholds: Thresholds) -> list[Step]:
         cuts.remove(weakest.index)
 
 
-def _judged(points: list[float], cuts: list[int], pvalues: dict[int, float],
-            t: Thresholds) -> list[Step]:
+def _judged(points: list[float], commits: list[str], cuts: list[int],
+            pvalues: dict[int, float], t: Thresholds) -> list[Step]:
     edges = [0, *cuts, len(points)]
-    return [_step(points, edges[i - 1], edges[i], edges[i + 1], pvalues[edges[i]], t)
+    return [_step(points, commits, edges[i - 1], edges[i], edges[i + 1], pvalues[edges[i]], t)
             for i in range(1, len(edges) - 1)]
 
 
-def _step(points: list[float], start: int, cut: int, end: int, pvalue: float,
-          t: Thresholds) -> Step:
+def _step(points: list[float], commits: list[str], start: int, cut: int, end: int,
+          pvalue: float, t: Thresholds) -> Step:
     before, after = points[start:cut], points[cut:end]
     mean_b, mean_a = fmean(before), fmean(after)
     spread = (pstdev(before) * len(before) + pstdev(after) * len(after)) / (end - start)
@@ -87,10 +94,13 @@ def _step(points: list[float], start: int, cut: int, end: int, pvalue: float,
     change = (mean_a - mean_b) / mean_b if mean_b else 0.0
     multiple = abs(mean_a - mean_b) / spread if spread else float("inf")
     steppiness = 1 - split / flat if flat else 0.0
-    dropped = _dropped_by(len(before), len(after), change, multiple, steppiness, t)
+    n_before, n_after = len(set(commits[start:cut])), len(set(commits[cut:end]))
+    dropped = _dropped_by(n_before, n_after, change, multiple, steppiness, t)
+    if commits[cut - 1] == commits[cut]:
+        dropped.insert(0, "it falls between two runs of one commit")
     return Step(index=cut, before=mean_b, after=mean_a, change=change, pvalue=pvalue,
                 spread=spread, multiple=multiple, steppiness=steppiness,
-                segment_before=len(before), segment_after=len(after), kept=not dropped,
+                segment_before=n_before, segment_after=n_after, kept=not dropped,
                 dropped_by=dropped)
 
 
@@ -98,7 +108,7 @@ def _dropped_by(n_before: int, n_after: int, change: float, multiple: float,
                 steppiness: float, t: Thresholds) -> list[str]:
     why = []
     if min(n_before, n_after) < t.min_segment:
-        why.append(f"segment of {min(n_before, n_after)} point(s) < {t.min_segment}")
+        why.append(f"segment of {min(n_before, n_after)} commit(s) < {t.min_segment}")
     if abs(change) < t.min_change:
         why.append(f"change {change:+.1%} under {t.min_change:.0%}")
     if t.noise_floor is not None and abs(change) <= t.noise_floor:

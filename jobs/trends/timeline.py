@@ -34,7 +34,7 @@ class Series(Strict):
 def with_steps(key: tuple[str, str, str, str], points: list[SeriesPoint],
                thresholds: Thresholds) -> Series:
     used = [p for p in points if p.used]
-    steps = find_steps([p.mean for p in used], thresholds)
+    steps = find_steps([p.mean for p in used], thresholds, [p.commit for p in used])
     return Series(testbed=key[0], model=key[1], arm=key[2], metric=key[3], points=points,
                   steps=[(used[s.index].commit, s) for s in steps])
 

@@ -9,12 +9,11 @@ from rich.console import Console
 from rich.table import Table
 
 from jobs.errors import UserError
-from jobs.trends.changes import Thresholds
 from jobs.trends.imports import FORMATS
 from jobs.trends.timeline import Series
 from runner.trends.imports import import_file, read_import
 from runner.trends.index import build, connect
-from runner.trends.query import series
+from runner.trends.query import read_thresholds, series
 from workers.shared.settings import load_settings
 from workers.shared.stores import open_store
 
@@ -51,11 +50,13 @@ def command(rebuild: bool, branch: str, testbed: str | None, model: str | None,
         import_file(store, read_import(imported, stderr, format=fmt, commit=commit,
                                        testbed=testbed, model=model, arm=arm or "baseline",
                                        repo=repo))
+    thresholds = read_thresholds(settings.history_thresholds)
     problems = build(store, settings.history_db, branch, rebuild)
     with connect(settings.history_db) as conn:
-        found = series(conn, Thresholds(), testbed=testbed, model=model, arm=arm,
+        found = series(conn, thresholds, testbed=testbed, model=model, arm=arm,
                        metric=metric)
         beds = conn.execute("SELECT * FROM testbeds ORDER BY id, hostname").fetchall()
+    problems += thresholds.unknown({b["id"] for b in beds})
     if as_json:
         click.echo(json.dumps({"testbeds": [dict(b) | {"fields": json.loads(b["fields"])}
                                             for b in beds],

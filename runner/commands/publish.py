@@ -7,6 +7,7 @@ from rich.console import Console
 
 from runner.trends.index import build
 from runner.trends.publish import publish
+from runner.trends.query import read_thresholds
 from workers.shared.settings import load_settings
 from workers.shared.stores import open_store
 
@@ -20,10 +21,11 @@ from workers.shared.stores import open_store
 def command(out: Path, rebuild: bool, branch: str) -> int:
     """Write index, series, regressions and record pages; exit 0 (2: bad input)."""
     settings = load_settings()
+    thresholds = read_thresholds(settings.history_thresholds)
     store = open_store(settings.artifacts, settings)
     build(store, settings.history_db, branch, rebuild)
     console = Console()
     say = lambda line: console.print(line, highlight=False, soft_wrap=True, markup=False)  # noqa: E731
-    count = publish(store, settings.history_db, out, say)
+    count = publish(store, settings.history_db, thresholds, out, say)
     say(f"{out / 'index.html'}: {count} series")
     return 0

@@ -8,13 +8,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from jobs.trends.changes import Thresholds
 from jobs.trends.regressions import Listed, listed, tally
 from jobs.trends.timeline import candidates
 from runner.trends.confirm import confirm
 from runner.trends.handoff import bisect_step
 from runner.trends.index import build, connect
-from runner.trends.query import position_of, series
+from runner.trends.query import position_of, read_thresholds, series
 from runner.trends.verdicts import remember, verdicts
 from workers.shared.settings import Settings, load_settings
 from workers.shared.stores import open_store
@@ -34,11 +33,12 @@ def command(since: str | None, confirming: bool, rebuild: bool, branch: str, out
             as_json: bool) -> int:
     """List regression candidates; exit 1 when one is confirmed, else 0 (2: bad input)."""
     settings = load_settings()
+    thresholds = read_thresholds(settings.history_thresholds)
     store = open_store(settings.artifacts, settings)
     build(store, settings.history_db, branch, rebuild)
     with connect(settings.history_db) as conn:
         after = position_of(conn, since) if since else None
-        found = [c for s in series(conn, Thresholds()) for c in candidates(s, after)]
+        found = [c for s in series(conn, thresholds) for c in candidates(s, after)]
     console = Console(stderr=as_json)  # progress apart from the JSON
     rows = listed(found, verdicts(store))
     if confirming:

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jobs.errors import UserError
-from jobs.trends.changes import Thresholds
 from jobs.trends.regressions import listed
 from jobs.trends.site import SiteIndex, overview, series_id
+from jobs.trends.thresholds import ThresholdsFile
 from jobs.trends.timeline import Series, candidates
 from jobs.views.markdown import render
 from runner.records import gather_stored
@@ -33,10 +33,11 @@ _PAGE = """<!doctype html>
 """
 
 
-def publish(store: ArtifactStore, db: Path, out: Path, say: Callable[[str], None]) -> int:
+def publish(store: ArtifactStore, db: Path, thresholds: ThresholdsFile, out: Path,
+            say: Callable[[str], None]) -> int:
     """Write the site; returns how many series it holds."""
     with connect(db) as conn:
-        found = series(conn, Thresholds())
+        found = series(conn, thresholds)
         beds = {r["id"]: json.loads(r["fields"]) for r in conn.execute("SELECT * FROM testbeds")}
         notes = [r[0] for r in conn.execute("SELECT sentence FROM problems")]
     rows = listed([c for s in found for c in candidates(s)], verdicts(store))

@@ -2,14 +2,28 @@
 
 import json
 import sqlite3
+from pathlib import Path
 from statistics import median
 
 from jobs.errors import UserError
-from jobs.trends.changes import Thresholds
+from jobs.trends.thresholds import ThresholdsFile, parse
 from jobs.trends.timeline import Series, SeriesPoint, with_steps
 
 
-def series(conn: sqlite3.Connection, thresholds: Thresholds, **where: str | None
+def read_thresholds(path: Path | None) -> ThresholdsFile:
+    """BENCHFLEET_HISTORY_THRESHOLDS, or every default when it is not set."""
+    if path is None:
+        return ThresholdsFile()
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        why = getattr(error, "strerror", None) or "not UTF-8 text"
+        raise UserError(f"cannot read the thresholds file {path} ({why}); fix "
+                        "BENCHFLEET_HISTORY_THRESHOLDS or unset it for the defaults") from None
+    return parse(text, str(path))
+
+
+def series(conn: sqlite3.Connection, thresholds: ThresholdsFile, **where: str | None
            ) -> list[Series]:
     clauses = [(k, v) for k, v in where.items() if v]
     sql = "SELECT * FROM points" + (" WHERE " + " AND ".join(f"{k} = ?" for k, _ in clauses)
@@ -21,8 +35,7 @@ def series(conn: sqlite3.Connection, thresholds: Thresholds, **where: str | None
         grouped.setdefault((r["testbed"], r["model"], r["arm"], r["metric"]), []).append(
             _point(r))
     floors = testbed_floors(conn)
-    return [with_steps(key, points, thresholds.model_copy(
-                update={"noise_floor": floors.get((key[0], key[3]), thresholds.noise_floor)}))
+    return [with_steps(key, points, thresholds.for_testbed(key[0], floors.get((key[0], key[3]))))
             for key, points in grouped.items()]
 
 

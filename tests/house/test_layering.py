@@ -30,8 +30,9 @@ MAY_IMPORT: dict[str, set[str]] = {
                             "jobs.record"},
     "jobs.views": DOMAIN - {"jobs.compare", "jobs.trends"},
     "jobs.compare": BASE | {"jobs.spec", "jobs.statistics", "jobs.record"},
-    # History across sweeps: series from records, change points, the site's data.
-    "jobs.trends": BASE | {"jobs.parsers", "jobs.statistics", "jobs.record"},
+    # History across sweeps: series from records, change points, the site's data; its
+    # thresholds file is read with the spec's located YAML loader.
+    "jobs.trends": BASE | {"jobs.parsers", "jobs.spec", "jobs.statistics", "jobs.record"},
     # The edges both sides use: the domain (never its views) and each other.
     "workers.shared": DOMAIN - {"jobs.views", "jobs.compare", "jobs.trends"},
     # The lab host parses but never renders a record, and never imports the coordinator.

@@ -23,16 +23,16 @@ def burners(count: int) -> Iterator[None]:
 
 
 @contextmanager
-def hogs(pids: list[int], count: int = 2, nice: int = -5) -> Iterator[None]:
+def hogs(pids: list[int], count: int = 8) -> Iterator[None]:
     """These processes, and what they start from now on, pinned to one CPU for good, beside
-    `count` busy loops of a higher priority there: a run gets about a seventh of that CPU,
-    whatever else the host is doing (the loops outweigh any other load of the runs' own
-    priority). Needs root for the priority; without it the loops run at the runs' own."""
+    `count` busy loops there, each in a session of its own: the kernel shares a CPU between
+    sessions (autogroups) before it shares it between their processes, so a run gets at most
+    1/(count + 1) of that CPU whatever else the host is doing."""
     cpu = {max(os.sched_getaffinity(0))}
     for pid in pids:
         for thread in os.listdir(f"/proc/{pid}/task"):  # each thread has its own affinity
             os.sched_setaffinity(int(thread), cpu)
-    with _loops(count, ["nice", "-n", str(nice)], lambda: os.sched_setaffinity(0, cpu)):
+    with _loops(count, [], lambda: (os.setsid(), os.sched_setaffinity(0, cpu))):
         yield
 
 

@@ -28,7 +28,7 @@ def test_a_single_spike_is_never_a_step() -> None:
     steps = find_steps(values, Thresholds())
     assert [s for s in steps if s.kept] == []
     # Had the fit cut around it, the segment filter says why it was dropped.
-    assert all("segment of 1" in " ".join(s.dropped_by) for s in steps)
+    assert all("segment of 1 commit" in " ".join(s.dropped_by) for s in steps)
 
 
 def test_a_step_within_the_noise_floor_is_listed_but_dropped() -> None:
@@ -41,3 +41,22 @@ def test_a_step_within_the_noise_floor_is_listed_but_dropped() -> None:
 
 def test_a_short_series_has_no_steps() -> None:
     assert find_steps([1.0, 2.0, 3.0], Thresholds()) == []
+
+
+def test_a_commit_measured_many_times_is_one_place_not_a_segment() -> None:
+    """One slow commit (fixed by the next) measured 4 times: as 4 points it made two steps
+    with 4-point segments; as one commit it is a spike."""
+    rng = random.Random(5)
+    counts = {4: 4}
+    commits = [f"c{i}" for i in range(9) for _ in range(counts.get(i, 1))]
+    values = [(70.0 if c == "c4" else 100.0) + rng.gauss(0, 0.5) for c in commits]
+    assert [s for s in find_steps(values, Thresholds(), commits) if s.kept] == []
+
+
+def test_a_step_is_at_the_first_point_of_its_commit_and_counts_commits() -> None:
+    rng = random.Random(6)
+    commits = [f"c{i}" for i in range(10) for _ in range(2)]
+    values = [(100.0 if int(c[1:]) < 6 else 80.0) + rng.gauss(0, 0.5) for c in commits]
+    [step] = [s for s in find_steps(values, Thresholds(), commits) if s.kept]
+    assert (step.index, step.segment_before, step.segment_after) == (12, 6, 4)
+    assert commits[step.index] == "c6" and commits[step.index - 1] == "c5"

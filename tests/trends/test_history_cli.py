@@ -69,3 +69,17 @@ def test_publish_to_an_unwritable_place_is_a_sentence(tmp_path: Path) -> None:
     done = run(tmp_path, "publish", "-o", str(blocker / "site"))
     assert done.returncode == 2
     assert "give -o a writable directory" in done.stderr
+
+
+def test_an_unreadable_thresholds_file_is_a_sentence(tmp_path: Path) -> None:
+    gone = tmp_path / "thresholds.yaml"
+    for command in ("history", "regressions"):
+        done = subprocess.run([sys.executable, "-m", "runner.cli", command], capture_output=True,
+                              text=True, timeout=60,
+                              env={**os.environ, "BENCHFLEET_ARTIFACTS": str(tmp_path / "store"),
+                                   "BENCHFLEET_HISTORY_DB": str(tmp_path / "history.sqlite"),
+                                   "BENCHFLEET_HISTORY_THRESHOLDS": str(gone)})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            f"benchfleet: cannot read the thresholds file {gone} (No such file or directory); "
+            "fix BENCHFLEET_HISTORY_THRESHOLDS or unset it for the defaults")

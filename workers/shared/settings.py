@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     # Where an SFTP store keeps a worker's staged attempts and the coordinator's verified copies.
     # The history index (SQLite), rebuilt from the artifact store whenever it is missing.
     history_db: Path = _DATA / "history.sqlite"
+    # Step thresholds per testbed for history, regressions and publish (docs/history.md).
+    history_thresholds: Path | None = None
     artifact_cache: Path = Path.home() / ".cache" / "benchfleet" / "artifacts"
     workspace: Path = Path.home() / ".cache" / "benchfleet" / "workspace"
     models_dir: Path = Path("models")
