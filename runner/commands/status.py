@@ -45,6 +45,7 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
     states = store.states(sweep_id)
     waiting = _unserved(store, [c for c in cells if states[c.id].status == "queued"])
     refused = [r for r in store.refused() if r.get("sweep_id") == sweep_id]
+    waiting = _unqueued(sweep_id, store.unpublished(sweep_id), cells, states) + waiting
     if as_json:
         print(json.dumps(_as_json(sweep_id, cells, states, waiting, refused), indent=1))
     else:
@@ -70,6 +71,16 @@ def _as_json(sweep_id: str, cells: list[Cell], states: dict[str, CellState],
             "not_done": {c.id: states[c.id].model_dump(exclude_none=True) for c in cells
                          if states[c.id].status not in ("done", "queued", "skipped")},
             "waiting": waiting, "refused": refused}
+
+
+def _unqueued(sweep_id: str, groups: set[str], cells: list[Cell],
+              states: dict[str, CellState]) -> list[str]:
+    """The line for a sweep whose submit was cut short: its queued cells no message carries."""
+    if not groups:
+        return []
+    n = sum(c.group in groups and states[c.id].status == "queued" for c in cells)
+    return [f"saved, {n:,} of {len(cells):,} cells not yet published (its submit was cut "
+            f"short): run `benchfleet submit --resume {sweep_id}`"]
 
 
 def _unserved(store: Store, queued: list[Cell]) -> list[str]:
