@@ -18,7 +18,7 @@ import pytest
 
 from runner.demo.local_fleet import settings_env
 from runner.demo.target_repo import git
-from tests.faults.harness import Lab, lab
+from tests.faults.harness import Lab, lab, small_tmpfs
 from tests.support.fleet import cli, sweep_file
 from workers.shared.queues import backend_queue
 from workers.shared.redis_keys import PENDING
@@ -130,26 +130,17 @@ def test_a_cut_submit_resumed_measures_every_cell_once(tmp_path: Path,
 
 
 def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(tmp_path: Path) -> None:
-    store = tmp_path / "small"
-    store.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(store)],
-                             capture_output=True, text=True)
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        with lab(tmp_path, artifacts=store) as lab_:
-            path = sweep_file(tmp_path, _spec(lab_, list(lab_.shas), "full", ["cpu"], 2, 2))
-            with contextlib.suppress(OSError):  # ENOSPC: full, as this test wants
-                (store / "filler").write_bytes(b"\0" * 65536)
-            for why in ("No space left on device", "Read-only file system"):
-                done = cli(lab_.settings, "submit", str(path))
-                assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-                assert re.fullmatch(
-                    rf"sweep \S+: storing and queuing 8 cells .*\nbenchfleet: cannot write "
-                    rf"\S+/sweep.json to the artifact store {store} \({why}\); free space "
-                    r"there or set BENCHFLEET_ARTIFACTS to a writable store, then submit "
-                    r"again \(nothing was saved or queued\)\n", done.stderr), done.stderr
-                assert lab_.store.sweep_ids() == [] and lab_.store.r.dbsize() == 0
-                subprocess.run(["mount", "-o", "remount,ro", str(store)], check=True)
-    finally:
-        subprocess.run(["umount", "-l", str(store)], capture_output=True)
+    with small_tmpfs(tmp_path / "small") as store, lab(tmp_path, artifacts=store) as lab_:
+        path = sweep_file(tmp_path, _spec(lab_, list(lab_.shas), "full", ["cpu"], 2, 2))
+        with contextlib.suppress(OSError):  # ENOSPC: full, as this test wants
+            (store / "filler").write_bytes(b"\0" * 65536)
+        for why in ("No space left on device", "Read-only file system"):
+            done = cli(lab_.settings, "submit", str(path))
+            assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+            assert re.fullmatch(
+                rf"sweep \S+: storing and queuing 8 cells .*\nbenchfleet: cannot write "
+                rf"\S+/sweep.json to the artifact store {store} \({why}\); free space "
+                r"there or set BENCHFLEET_ARTIFACTS to a writable store, then submit "
+                r"again \(nothing was saved or queued\)\n", done.stderr), done.stderr
+            assert lab_.store.sweep_ids() == [] and lab_.store.r.dbsize() == 0
+            subprocess.run(["mount", "-o", "remount,ro", str(store)], check=True)
