@@ -120,5 +120,7 @@ def restore(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Outcome:
                      signed, stored.resolved, states, {c: n for c, n in used.items() if n},
                      unpublished=[m.group for m in messages])
     store.queue_once(sweep_id, messages)  # cut short too, `submit --resume` finishes it
+    # By status, not `c not in todo`: comparing cells one by one took 26 s at 2,000 cells.
     return Outcome([c.id for c in todo], {c.id: f"it is {states[c.id].status}"
-                                          for c in stored.cells if c not in todo})
+                                          for c in stored.cells
+                                          if states[c.id].status != "queued"})

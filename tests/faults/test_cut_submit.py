@@ -129,7 +129,8 @@ def test_a_cut_submit_resumed_measures_every_cell_once(tmp_path: Path,
                        "measured once, at attempt 1", "recovery_s": None})
 
 
-def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(tmp_path: Path) -> None:
+def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(
+        tmp_path: Path, matrix: list[dict]) -> None:
     with small_tmpfs(tmp_path / "small") as store, lab(tmp_path, artifacts=store) as lab_:
         path = sweep_file(tmp_path, _spec(lab_, list(lab_.shas), "full", ["cpu"], 2, 2))
         with contextlib.suppress(OSError):  # ENOSPC: full, as this test wants
@@ -144,3 +145,7 @@ def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(tmp_path: P
                 r"again \(nothing was saved or queued\)\n", done.stderr), done.stderr
             assert lab_.store.sweep_ids() == [] and lab_.store.r.dbsize() == 0
             subprocess.run(["mount", "-o", "remount,ro", str(store)], check=True)
+    matrix.append({"fault": "the artifact store cannot take sweep.json at submit (a full "
+                   "64 KiB tmpfs, then read-only)", "outcome": "one sentence naming the store "
+                   "and ENOSPC or EROFS, exit 2; nothing in Redis, nothing queued",
+                   "recovery_s": None})
