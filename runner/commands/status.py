@@ -14,7 +14,7 @@ from rich.console import Console
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
 from jobs.spec.routing import Route, why_waiting
-from runner.status import show, summary
+from runner.status import cut_short, show, summary
 from runner.watch import watch
 from workers.shared.leases import live_offers
 from workers.shared.recovery import recover
@@ -42,14 +42,14 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
                       f"{recovered.lost_messages} lost messages", highlight=False)
     unpublished = store.unpublished(sweep_id)
     if follow:
-        for line in _unqueued(sweep_id, unpublished, cells, store.states(sweep_id)):
+        for line in cut_short(sweep_id, unpublished, cells, store.states(sweep_id)):
             console.print(line, highlight=False, soft_wrap=True)  # they end only after --resume
         watch(store, sweep_id, cells, console)
         unpublished = store.unpublished(sweep_id)
     states = store.states(sweep_id)
     waiting = _unserved(store, [c for c in cells if states[c.id].status == "queued"])
     refused = [r for r in store.refused() if r.get("sweep_id") == sweep_id]
-    waiting = _unqueued(sweep_id, unpublished, cells, states) + waiting
+    waiting = cut_short(sweep_id, unpublished, cells, states) + waiting
     if as_json:
         print(json.dumps(_as_json(sweep_id, cells, states, waiting, refused), indent=1))
     else:
@@ -75,16 +75,6 @@ def _as_json(sweep_id: str, cells: list[Cell], states: dict[str, CellState],
             "not_done": {c.id: states[c.id].model_dump(exclude_none=True) for c in cells
                          if states[c.id].status not in ("done", "queued", "skipped")},
             "waiting": waiting, "refused": refused}
-
-
-def _unqueued(sweep_id: str, groups: set[str], cells: list[Cell],
-              states: dict[str, CellState]) -> list[str]:
-    """The line for a sweep whose submit was cut short: its queued cells no message carries."""
-    if not groups:
-        return []
-    n = sum(c.group in groups and states[c.id].status == "queued" for c in cells)
-    return [f"saved, {n:,} of {len(cells):,} cells not yet published (its submit was cut "
-            f"short): run `benchfleet submit --resume {sweep_id}`"]
 
 
 def _unserved(store: Store, queued: list[Cell]) -> list[str]:

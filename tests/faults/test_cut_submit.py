@@ -89,6 +89,9 @@ def test_a_submit_killed_at_each_step_resumes_2000_cells_each_queued_once(
                 assert (f"saved, {missing:,} of 2,000 cells not yet published (its submit was "
                         f"cut short): run `benchfleet submit --resume {sweep_id}`"
                         ) in status.stdout, status.stdout
+            if step == "after-save":  # nothing failed: rerun names what to run instead
+                rerun = cli(lab_.settings, "rerun", sweep_id, "--failed")
+                assert f"run `benchfleet submit --resume {sweep_id}`" in rerun.stdout
             said, took = _resumed(lab_, sweep_id)
             assert f"{2000 - (step == 'mid-publish') * 1000} cells queued now" in said, said
             again, _ = _resumed(lab_, sweep_id)  # a second resume queues nothing
