@@ -60,6 +60,16 @@ def summary(states: Mapping[str, CellState]) -> str:
     return counts_text(Counter(s.status for s in states.values()))
 
 
+def cut_short(sweep_id: str, groups: set[str], cells: Sequence[Cell],
+              states: Mapping[str, CellState]) -> list[str]:
+    """The line for a sweep whose submit was cut short (`groups`: those it has not queued)."""
+    if not groups:
+        return []
+    n = sum(c.group in groups and states[c.id].status == "queued" for c in cells)
+    return [f"saved, {n:,} of {len(cells):,} cells not yet published (its submit was cut "
+            f"short): run `benchfleet submit --resume {sweep_id}`"]
+
+
 def counts_text(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{counts[k]} {k}" for k in ORDER if counts.get(k))
 

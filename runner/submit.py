@@ -1,10 +1,12 @@
-"""Submit a sweep: validate it, resolve its commits, sign one envelope per cell, store it (in
-Redis and beside the artifacts), and queue one message per group in one pipeline."""
+"""Submit a sweep: validate it, resolve its commits, sign one envelope per cell, store it
+(beside the artifacts first, then in Redis), and queue one message per group in one pipeline.
+Each step leaves what `benchfleet submit --resume` finishes (runner/resume.py)."""
 
 import re
 import secrets
 import subprocess
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
 from runner.status import summary
 from workers.shared.catalogue import load_catalogue
 from workers.shared.clock import now
-from workers.shared.messages import GroupMessage, Signed, publish
+from workers.shared.messages import GroupMessage, Signed
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
 from workers.shared.signing import Signer, signer
@@ -63,15 +65,18 @@ def resolve_commits(repo: str, names: list[str]) -> dict[str, str]:
     return resolved
 
 
-def submit(path: Path, settings: Settings, again: bool = False) -> tuple[str, list[Cell]]:
-    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings, again)
+def submit(path: Path, settings: Settings, again: bool = False,
+           started: Callable[[str, int], None] | None = None) -> tuple[str, list[Cell]]:
+    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings, again,
+                        started)
 
 
-def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = False
-                 ) -> tuple[str, list[Cell]]:
+def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = False,
+                 started: Callable[[str, int], None] | None = None) -> tuple[str, list[Cell]]:
     """Submit a sweep already read and checked (`read_sweep`), or one made from such a sweep
-    (bisect's rounds); `source` says where it came from. A sweep whose spec (commits pinned)
-    is already in Redis is refused unless `again`: measuring twice is asked for, never silent."""
+    (bisect's rounds); `source` says where it came from, `started` hears its id and cell
+    count before anything is stored. A sweep whose spec (commits pinned) is already in Redis
+    is refused unless `again`: measuring twice is asked for, never silent."""
     key = signer(settings.signing_key)
     resolved = resolve_commits(sweep.target.repo, sweep.target.commits)
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
@@ -79,28 +84,50 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
     spec = spec_hash(pinned)
     store = Store.connect(settings.redis_url, writing=True)
     if not again:
-        refuse_same(store, spec, source)
+        refuse_same(store, spec, source)  # early, before the work of signing
     cells = expand(pinned)
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    if started:
+        started(sweep_id, len(cells))
     signed = sign_all(key, sweep_id, 0, spec, cells)
-    store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved)
-    write_sweep_file(open_store(settings.artifacts, settings), SweepFile(
+    # The store first: one that cannot take sweep.json (full, read-only) leaves nothing in
+    # Redis, and a sweep in Redis always has its sweep.json to be restored from.
+    store_sweep_file(settings, SweepFile(
         protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
         sweep=pinned, cells=cells, resolved=resolved,
         spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
-    publish(store.r, group_messages(sweep_id, cells, signed))
+    messages = group_messages(sweep_id, cells, signed)
+    same = store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved,
+                            unpublished=[m.group for m in messages], unique=not again)
+    if same is not None:  # an identical submit was saved since the early check
+        raise UserError(_same_sentence(store, same, source))
+    store.queue_once(sweep_id, messages)
     return sweep_id, cells
+
+
+def store_sweep_file(settings: Settings, content: SweepFile) -> None:
+    """sweep.json into the artifact store, or one sentence saying why it cannot go there."""
+    try:
+        write_sweep_file(open_store(settings.artifacts, settings), content)
+    except OSError as error:
+        raise UserError(f"cannot write {content.sweep_id}/sweep.json to the artifact store "
+                        f"{settings.artifacts} ({error.strerror or error}); free space there "
+                        "or set BENCHFLEET_ARTIFACTS to a writable store, then submit again "
+                        "(nothing was saved or queued)") from None
 
 
 def refuse_same(store: Store, spec: str, source: str) -> None:
     """A sentence naming the sweep already in Redis with this spec, finished or not."""
     same = store.same_spec(spec)
-    if same is None:
-        return
+    if same is not None:
+        raise UserError(_same_sentence(store, same, source))
+
+
+def _same_sentence(store: Store, same: str, source: str) -> str:
     status = summary(store.states(same)) or "no cells"
-    raise UserError(f"sweep {same} ({status}) has the same spec and commits and is still in "
-                    f"Redis; `benchfleet status {same}` shows it, and `benchfleet submit "
-                    f"--again {source}` measures it again")
+    return (f"sweep {same} ({status}) has the same spec and commits and is still in Redis; "
+            f"`benchfleet status {same}` shows it, and `benchfleet submit --again {source}` "
+            "measures it again")
 
 
 def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list[Cell],
@@ -120,7 +147,7 @@ def group_messages(sweep_id: str, cells: list[Cell], signed: dict[str, Signed],
     for cell in sorted(cells, key=lambda c: c.order):
         groups[cell.group].append(cell)
     return [GroupMessage(sweep_id, (queue_of or {}).get(g) or cell_queue(members[0]),
-                         [c.id for c in members], [signed[c.id] for c in members])
+                         [c.id for c in members], [signed[c.id] for c in members], group=g)
             for g, members in groups.items()]
 
 

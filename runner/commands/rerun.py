@@ -5,6 +5,7 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.control import pick, rerun
+from runner.status import cut_short
 from workers.shared.settings import load_settings
 from workers.shared.signing import signer
 from workers.shared.state import Store
@@ -34,4 +35,8 @@ def command(sweep: str, cells: tuple[str, ...], failed: bool, rebuild: bool) -> 
     n = len(outcome.done)
     console.print(f"{sweep_id}: {n} cell{'' if n == 1 else 's'} queued again"
                   f"{' (rebuild)' if rebuild else ''}", highlight=False)
+    unpublished = store.unpublished(sweep_id)
+    for line in cut_short(sweep_id, unpublished, all_cells,
+                          store.states(sweep_id) if unpublished else {}):
+        console.print(line, highlight=False, soft_wrap=True)  # what rerun cannot queue
     return 0 if not outcome.skipped else 1

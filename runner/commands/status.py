@@ -14,7 +14,7 @@ from rich.console import Console
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.cells import Cell
 from jobs.spec.routing import Route, why_waiting
-from runner.status import show, summary
+from runner.status import cut_short, show, summary
 from runner.watch import watch
 from workers.shared.leases import live_offers
 from workers.shared.recovery import recover
@@ -40,11 +40,16 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
         console.print(f"re-queued {recovered.requeued} cells of workers whose lease expired "
                       f"({recovered.failed} failed after their last attempt) and "
                       f"{recovered.lost_messages} lost messages", highlight=False)
+    unpublished = store.unpublished(sweep_id)
     if follow:
+        for line in cut_short(sweep_id, unpublished, cells, store.states(sweep_id)):
+            console.print(line, highlight=False, soft_wrap=True)  # they end only after --resume
         watch(store, sweep_id, cells, console)
+        unpublished = store.unpublished(sweep_id)
     states = store.states(sweep_id)
     waiting = _unserved(store, [c for c in cells if states[c.id].status == "queued"])
     refused = [r for r in store.refused() if r.get("sweep_id") == sweep_id]
+    waiting = cut_short(sweep_id, unpublished, cells, states) + waiting
     if as_json:
         print(json.dumps(_as_json(sweep_id, cells, states, waiting, refused), indent=1))
     else:

@@ -1,28 +1,57 @@
-"""benchfleet submit SWEEP.yaml: queue a sweep's cells and print its id and cell table."""
+"""benchfleet submit SWEEP.yaml: queue a sweep's cells and print its id and cell table;
+`submit --resume SWEEP_ID` finishes a submit that was cut short."""
 
 from pathlib import Path
 
 import click
 from rich.console import Console
 
+from jobs.errors import UserError
 from jobs.record.attempts import CellState
+from runner.resume import resume
 from runner.status import show
 from runner.submit import submit
 from workers.shared.settings import load_settings
+from workers.shared.state import Store
+from workers.shared.stores import open_store
 
 
 @click.command()
-@click.argument("sweep", type=click.Path(path_type=Path))
+@click.argument("sweep", type=click.Path(path_type=Path), required=False)
 @click.option("--all", "everything", is_flag=True, help="list every cell, however many")
 @click.option("--again", is_flag=True, help="measure it again, even though a sweep with the "
               "same spec and commits is in Redis")
-def command(sweep: Path, everything: bool, again: bool) -> int:
+@click.option("--resume", "resume_id", metavar="SWEEP_ID", help="queue what a submit cut "
+              "short had not queued yet, each cell once")
+def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | None) -> int:
     """Expand a sweep into cells and queue them; the last line printed is the sweep id. A
     sweep identical to one in Redis (same spec, same commits) is refused without --again."""
-    sweep_id, cells = submit(sweep, load_settings(), again)
-    queued = CellState(status="queued")
+    if (sweep is None) == (resume_id is None):
+        raise UserError("name a sweep file to submit, or `--resume SWEEP_ID` to finish a "
+                        "submit that was cut short, not both")
+    if resume_id is not None:
+        return _resume(resume_id)
+    assert sweep is not None
     console = Console()
+    sweep_id, cells = submit(sweep, load_settings(), again, started=_started)
+    queued = CellState(status="queued")
     show(console, cells, {c.id: queued for c in cells},
          f"sweep {sweep_id}: {len(cells)} cells queued", everything)
     console.print(sweep_id, highlight=False)
+    return 0
+
+
+def _started(sweep_id: str, cells: int) -> None:
+    # On stderr before anything is stored: a submit killed from here on names what finishes it.
+    click.echo(f"sweep {sweep_id}: storing and queuing {cells} cells (if this is cut short, "
+               f"`benchfleet submit --resume {sweep_id}` finishes it)", err=True)
+
+
+def _resume(sweep_id: str) -> int:
+    settings = load_settings()
+    done = resume(Store.connect(settings.redis_url, writing=True),
+                  open_store(settings.artifacts, settings), sweep_id)
+    put_back = "put back from the artifact store; " if done.restored else ""
+    Console().print(f"sweep {sweep_id}: {put_back}{done.queued} cells queued now, "
+                    f"{done.already} queued before or ended", highlight=False)
     return 0

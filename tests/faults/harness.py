@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import yaml
 
 from jobs.record.attempts import FINAL
@@ -111,6 +112,21 @@ def lab(root: Path, bind: tuple[str, ...] = ("127.0.0.1",), password: str | None
             yield Lab(root, server, config, fleet, repo, shas)
         finally:
             fleet.stop()
+
+
+@contextmanager
+def small_tmpfs(where: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs at `where`, for a store that fills (the test is skipped where mounting
+    is not allowed); unmounted after."""
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)],
+                             capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
 def kill(proc: subprocess.Popen[bytes]) -> None:

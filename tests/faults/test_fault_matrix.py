@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner.demo.redis_server import RedisServer
-from tests.faults.harness import Lab, descendants_gone, kill, lab, wait_for_command
+from tests.faults.harness import Lab, descendants_gone, kill, lab, small_tmpfs, wait_for_command
 from tests.support.fleet import cli
 from tests.support.waits import eventually
 from workers.shared.stores import get_json
@@ -152,29 +152,20 @@ def test_hanging_command_times_out_without_orphans(tmp_path: Path, matrix: list[
 
 def test_full_artifact_store_fails_cells_with_the_reason(tmp_path: Path,
                                                          matrix: list[dict]) -> None:
-    store = tmp_path / "small"
-    store.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(store)],
-                             capture_output=True, text=True)
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        with lab(tmp_path, artifacts=store) as lab_:
-            sweep_id = lab_.sweep("full", n=2)  # submit stores the spec; then the disk fills
-            (store / "filler").write_bytes(b"\0" * (60_000 - _used(store)))
-            lab_.fleet.start("cpu", "w1")
-            lab_.wait(sweep_id)
-            states = lab_.store.states(sweep_id).values()
-            assert {s.status for s in states} == {"failed"}
-            assert all("No space left on device" in (s.reason or "") for s in states), states
-            (store / "filler").unlink()
-            subprocess.run(["mount", "-o", "remount,size=64m", str(store)], check=True)
-            assert cli(lab_.settings, "rerun", sweep_id, "--failed").returncode == 0
-            lab_.wait(sweep_id)
-            lab_.verify(sweep_id)
-            assert {s.status for s in lab_.store.states(sweep_id).values()} == {"done"}
-    finally:
-        subprocess.run(["umount", "-l", str(store)], capture_output=True)
+    with small_tmpfs(tmp_path / "small") as store, lab(tmp_path, artifacts=store) as lab_:
+        sweep_id = lab_.sweep("full", n=2)  # submit stores the spec; then the disk fills
+        (store / "filler").write_bytes(b"\0" * (60_000 - _used(store)))
+        lab_.fleet.start("cpu", "w1")
+        lab_.wait(sweep_id)
+        states = lab_.store.states(sweep_id).values()
+        assert {s.status for s in states} == {"failed"}
+        assert all("No space left on device" in (s.reason or "") for s in states), states
+        (store / "filler").unlink()
+        subprocess.run(["mount", "-o", "remount,size=64m", str(store)], check=True)
+        assert cli(lab_.settings, "rerun", sweep_id, "--failed").returncode == 0
+        lab_.wait(sweep_id)
+        lab_.verify(sweep_id)
+        assert {s.status for s in lab_.store.states(sweep_id).values()} == {"done"}
     matrix.append({"fault": "the artifact store is full (64 KiB tmpfs)", "outcome": "cells "
                    "fail with ENOSPC's sentence in their state; after space is freed, "
                    "`rerun --failed` measures them", "recovery_s": None})

@@ -1,11 +1,19 @@
 """The same sweep submitted twice is refused in one sentence, with nothing saved or queued,
-whether the first is still running or has ended; `submit --again` measures it again."""
+whether the first is still running or has ended, or both are submitted at once; `submit
+--again` measures it again."""
 
+import base64
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from runner.demo.local_fleet import settings_env
 from tests.support.fleet import Target, arms, cli, sweep_file
+from tests.support.waits import eventually
 from workers.shared import redis_keys
 from workers.shared.queues import backend_queue
 from workers.shared.redis_keys import SPECS
@@ -74,3 +82,34 @@ def test_other_commits_or_a_sweep_gone_from_redis_are_not_the_same(
         "repo": str(target.repo), "commits": target.first}}))  # same name, another commit
     store.r.delete(redis_keys.sweep(first))  # lost (a flush, a delete): its index entry is stale
     _submitted(settings, sweep_file(tmp_path, spec))
+
+
+def test_two_identical_submits_at_once_save_one(
+        settings: Settings, store: Store, target: Target, tmp_path: Path) -> None:
+    path = sweep_file(tmp_path, _spec("twice-at-once", target))
+    fifo = tmp_path / "pause"
+    os.mkfifo(fifo)
+    # One submit held just before its save, past the early check; the other runs meanwhile.
+    held = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.cut_submit", f"pause-before-save={fifo}",
+         "submit", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **settings_env(settings)})
+    release = eventually(lambda: _writer(fifo), 60, "the held submit waits at its save")
+    first = _submitted(settings, path)
+    os.write(release, b"go\n")
+    os.close(release)
+    _, stderr = held.communicate(timeout=120)
+    assert held.returncode == 2, stderr
+    assert f"benchfleet: sweep {first} (2 queued) has the same spec and commits" in stderr
+    assert [s for s in store.sweep_ids() if s.startswith("twice-at-once-")] == [first]
+    queued = [json.loads(base64.b64decode(json.loads(m)["body"]))[0][0]
+              for m in store.r.lrange(backend_queue(UNSERVED), 0, -1)]
+    assert [s for s in queued if s.startswith("twice-at-once-")] == [first]  # its one message
+
+
+def _writer(fifo: Path) -> int | None:
+    """A write end of `fifo` once a reader has opened it; None before."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:  # ENXIO: no reader yet
+        return None

@@ -12,7 +12,7 @@ import json
 import os
 import socket
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import redis
 
@@ -48,10 +48,10 @@ class GroupMessage:
     cells: list[str]
     items: list[Signed]
     task_id: str = ""
+    group: str = ""  # the cells' group, where a submit counts which groups it has queued
 
     def with_id(self) -> "GroupMessage":
-        return GroupMessage(self.sweep_id, self.queue, self.cells, self.items,
-                            self.task_id or str(uuid.uuid4()))
+        return replace(self, task_id=self.task_id or str(uuid.uuid4()))
 
 
 def publish(client: redis.Redis, messages: list[GroupMessage]) -> list[str]:
@@ -64,12 +64,16 @@ def publish(client: redis.Redis, messages: list[GroupMessage]) -> list[str]:
         pipe.lpush(message.queue, wire(message))
         if is_need(message.queue):
             pipe.sadd(NEEDS, message.queue)  # workers offering its tags start consuming it
-        pipe.hset(PENDING, message.task_id, json.dumps(
-            {"queue": message.queue, "sweep_id": message.sweep_id, "cells": message.cells,
-             "at": now}))
+        pipe.hset(PENDING, message.task_id, pending_entry(message, now))
         ids.append(message.task_id)
     pipe.execute()
     return ids
+
+
+def pending_entry(message: "GroupMessage", at: float) -> str:
+    """What PENDING remembers of a published message until a worker receives it."""
+    return json.dumps({"queue": message.queue, "sweep_id": message.sweep_id,
+                       "cells": message.cells, "at": at})
 
 
 def wire(message: GroupMessage) -> str:

@@ -24,7 +24,8 @@ NEEDS = f"{PREFIX}:needs"
 
 
 def sweep(sweep_id: str, *parts: str) -> str:
-    """A sweep's keys: `states`, `log`, `events` (pub/sub), `attempts`, `cancel`, ..."""
+    """A sweep's keys: `states`, `log`, `events` (pub/sub), `attempts`, `cancel`,
+    `unpublished` (the groups whose message its submit has not queued yet), ..."""
     return ":".join((PREFIX, "sweep", sweep_id) + parts)
 
 

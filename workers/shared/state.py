@@ -18,10 +18,11 @@ from jobs.record.attempts import FINAL, CellState, CellStatus
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from workers.shared import redis_keys
-from workers.shared.clock import epoch, now
+from workers.shared.clock import epoch, now, server_time
 from workers.shared.eviction import refuse_evicting
-from workers.shared.messages import Signed
-from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
+from workers.shared.messages import GroupMessage, Signed, pending_entry, wire
+from workers.shared.queues import is_need
+from workers.shared.redis_keys import NEEDS, PENDING, REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
 
@@ -52,6 +53,7 @@ class Store:
         self._cancel = client.register_script(lua("cancel"))
         self._rerun = client.register_script(lua("rerun"))
         self._skip = client.register_script(lua("skip"))
+        self._queue_once = client.register_script(lua("queue_once", head=False))
 
     @classmethod
     def connect(cls, url: str, writing: bool = False) -> "Store":
@@ -65,11 +67,34 @@ class Store:
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
                    spec: str, signed: dict[str, Signed], resolved: dict[str, str],
                    states: dict[str, CellState] | None = None,
-                   attempts: dict[str, int] | None = None) -> None:
+                   attempts: dict[str, int] | None = None, unpublished: Iterable[str] = (),
+                   unique: bool = False) -> str | None:
         """Store a new sweep (every cell queued), or put back one Redis lost (`states` and
-        the `attempts` already used, from the artifact store)."""
+        the `attempts` already used, from the artifact store), with the groups whose message
+        is still to be queued (`queue_once`). With `unique`, a sweep of the same spec already
+        in Redis is named instead and nothing is saved: checked and written in one
+        transaction, so of two identical submits at once exactly one is saved."""
+        with self.r.pipeline() as pipe:
+            while True:
+                try:
+                    if unique:
+                        pipe.watch(SPECS)
+                        same = self._same_spec(pipe, spec)
+                        if same is not None:
+                            return same
+                        pipe.multi()
+                    self._write_sweep(pipe, sweep_id, sweep, cells, source, spec, signed,
+                                      resolved, states, attempts, set(unpublished))
+                    pipe.execute()
+                    return None
+                except redis.WatchError:
+                    continue  # another sweep was saved meanwhile: look again
+
+    def _write_sweep(self, pipe: "redis.client.Pipeline", sweep_id: str, sweep: Sweep,
+                     cells: list[Cell], source: str, spec: str, signed: dict[str, Signed],
+                     resolved: dict[str, str], states: dict[str, CellState] | None,
+                     attempts: dict[str, int] | None, unpublished: set[str]) -> None:
         queued = _dump(CellState(status="queued", updated=now()))
-        pipe = self.r.pipeline()
         pipe.hset(redis_keys.sweep(sweep_id), mapping={
             "sweep": sweep.model_dump_json(), "source": source, "created": now(),
             "spec_hash": spec, "resolved": json.dumps(resolved),
@@ -80,15 +105,41 @@ class Store:
             pipe.hset(redis_keys.sweep(sweep_id, "attempts"), mapping=attempts)
         pipe.hset(redis_keys.sweep(sweep_id, "envelopes"), mapping={
             cell: json.dumps([s.envelope, s.signature]) for cell, s in signed.items()})
+        if unpublished:
+            pipe.sadd(redis_keys.sweep(sweep_id, "unpublished"), *sorted(unpublished))
         pipe.zadd(SWEEPS, {sweep_id: epoch()})
         pipe.hset(SPECS, spec, sweep_id)
-        pipe.execute()
 
     def same_spec(self, spec: str) -> str | None:
         """The newest sweep in Redis with this spec hash; an index entry whose sweep is gone
         (deleted, or lost and not restored) names none."""
-        sweep_id = self.r.hget(SPECS, spec)
-        return sweep_id if sweep_id and self.r.exists(redis_keys.sweep(sweep_id)) else None
+        return self._same_spec(self.r, spec)
+
+    @staticmethod
+    def _same_spec(client: "redis.Redis | redis.client.Pipeline", spec: str) -> str | None:
+        sweep_id = client.hget(SPECS, spec)
+        return sweep_id if sweep_id and client.exists(redis_keys.sweep(sweep_id)) else None
+
+    def unpublished(self, sweep_id: str) -> set[str]:
+        """The groups of a sweep whose message its submit has not queued yet (cut short)."""
+        return set(self.r.smembers(redis_keys.sweep(sweep_id, "unpublished")))
+
+    def queue_once(self, sweep_id: str, messages: list[GroupMessage]) -> list[GroupMessage]:
+        """Queue each group's message only while its group is unpublished, one script per
+        message in one pipeline; a message with no cells (its group's cells all ended
+        meanwhile) only marks the group done. Returns the messages queued."""
+        key = redis_keys.sweep(sweep_id, "unpublished")
+        at = server_time(self.r) if messages else 0.0
+        pipe = self.r.pipeline(transaction=False)
+        for message in (m.with_id() for m in messages):
+            if not message.cells:
+                pipe.srem(key, message.group)
+                continue
+            self._queue_once(keys=[key, message.queue, PENDING, NEEDS], client=pipe, args=[
+                message.group, wire(message), message.task_id, pending_entry(message, at),
+                int(is_need(message.queue))])
+        return [m for m, done in zip(messages, pipe.execute(), strict=True)
+                if m.cells and done]
 
     def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
         data = self.r.hgetall(redis_keys.sweep(sweep_id))
