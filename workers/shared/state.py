@@ -10,8 +10,10 @@ import json
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
+from redis.commands.core import Script
 
 from jobs.errors import UserError
 from jobs.record.attempts import FINAL, CellState, CellStatus
@@ -21,6 +23,7 @@ from workers.shared import redis_keys
 from workers.shared.clock import epoch, now
 from workers.shared.eviction import refuse_evicting
 from workers.shared.messages import Signed
+from workers.shared.redis_client import connect, replicated
 from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
@@ -56,10 +59,17 @@ class Store:
     @classmethod
     def connect(cls, url: str, writing: bool = False) -> "Store":
         """A store on `url`; one `writing` sweeps or queues refuses a Redis that evicts."""
-        store = cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+        store = cls(connect(url, decode_responses=True, health_check_interval=0))
         if writing:
             refuse_evicting(store.r)
         return store
+
+    def _write(self, script: Script, keys: list[str], args: list[object]) -> Any:
+        """Run a script that changes a cell; through Sentinel, return once a replica holds
+        the change too (a failover then keeps it)."""
+        result = script(keys=keys, args=args)
+        replicated(self.r)
+        return result
 
     # ---- sweeps -------------------------------------------------------------------------
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
@@ -131,8 +141,8 @@ class Store:
              instance: str, lease_s: float) -> Taken:
         """Take a cell for this attempt and renew the worker's lease for `lease_s`, in one
         script: a worker whose lease is gone takes nothing."""
-        ok, detail = self._take(keys=cell_script_keys(sweep_id, "attempts"),
-                                args=[cell_id, generation, worker, instance, lease_s, now()])
+        ok, detail = self._write(self._take, keys=cell_script_keys(sweep_id, "attempts"),
+                                 args=[cell_id, generation, worker, instance, lease_s, now()])
         if int(ok) < 0:
             return Taken(None, str(detail), lease_lost=True)
         return Taken(int(detail), None) if ok else Taken(None, str(detail))
@@ -141,31 +151,33 @@ class Store:
                status: CellStatus, reason: str | None, lease_s: float) -> tuple[bool, bool]:
         """Accept the attempt's outcome and renew the worker's lease for `lease_s`, in one
         script: (accepted, renewed); not accepted when the cell is no longer this attempt's."""
-        accepted, renewed = self._finish(
-            keys=cell_script_keys(sweep_id),
+        accepted, renewed = self._write(
+            self._finish, keys=cell_script_keys(sweep_id),
             args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s])
         return bool(accepted), bool(renewed)
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
                 max_attempts: int, reason: str) -> int:
-        return int(self._requeue(keys=cell_script_keys(sweep_id),
-                                 args=[cell_id, worker, instance, max_attempts, reason, now()]))
+        return int(self._write(self._requeue, keys=cell_script_keys(sweep_id),
+                               args=[cell_id, worker, instance, max_attempts, reason, now()]))
 
     def skip(self, sweep_id: str, cell_id: str, reason: str) -> bool:
         """A queued adaptive repeat that is no longer needed ends `skipped`."""
-        return bool(self._skip(keys=cell_script_keys(sweep_id), args=[cell_id, reason, now()]))
+        return bool(self._write(self._skip, keys=cell_script_keys(sweep_id),
+                                args=[cell_id, reason, now()]))
 
     def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str, int]:
         """(1, "", 0) cancelled; (2, worker, generation) running there; (0, status, 0) final."""
         keys = cell_script_keys(sweep_id)
-        code, detail, generation = self._cancel(keys=keys, args=[cell_id, now()])
+        code, detail, generation = self._write(self._cancel, keys=keys, args=[cell_id, now()])
         return int(code), str(detail), int(generation)
 
     def rerun(self, sweep_id: str, cell_id: str, generation: int, signed: Signed) -> str | None:
         """Start a new generation of a final cell, its envelope stored with it in one script;
         None when done, else why not (and nothing changed)."""
-        code, *detail = self._rerun(keys=cell_script_keys(sweep_id, "envelopes"), args=[
-            cell_id, generation, now(), json.dumps([signed.envelope, signed.signature])])
+        code, *detail = self._write(
+            self._rerun, keys=cell_script_keys(sweep_id, "envelopes"),
+            args=[cell_id, generation, now(), json.dumps([signed.envelope, signed.signature])])
         return None if code else f"it is {detail[0]}, not final"
 
     def envelopes(self, sweep_id: str, cell_ids: Iterable[str]) -> list[Signed]:

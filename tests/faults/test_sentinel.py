@@ -1,0 +1,84 @@
+"""Redis through Sentinel: a primary, a replica and three sentinels; the primary killed
+mid-sweep, the replica promoted, and every sweep ends with each cell measured once. And the
+eviction check, asked of the primary the sentinels name."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.harness import Lab, lab_on
+from tests.support.fleet import cli, fleet_settings
+from tests.support.sentinel import SERVICE, SentinelGroup
+from tests.support.waits import eventually
+from workers.shared.queues import backend_queue
+from workers.shared.stores.local import LocalStore
+
+pytestmark = pytest.mark.integration
+# The longest a failover may take here: down after 1 s, then a vote and a promotion.
+FAILOVER_S = 20.0
+
+
+def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
+                                                            matrix: list[dict]) -> None:
+    with SentinelGroup(tmp_path / "redis") as group, \
+            lab_on(tmp_path, group.primary, group.url) as lab_:
+        worker = lab_.fleet.start("cpu", "w1")
+        # Submitted through the sentinels: one running when the primary dies, one queued.
+        running = lab_.sweep("running", n=3, arms=2)
+        queued = lab_.sweep("queued", n=2)
+        lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2)
+        done_before = _done(lab_, running)
+        killed_at = time.monotonic()
+        old = group.primary_port()
+        assert group.primary.proc is not None
+        os.kill(group.primary.proc.pid, signal.SIGKILL)
+        group.primary.proc.wait()
+        eventually(lambda: group.primary_port() not in (None, old), FAILOVER_S,
+                   "the sentinels promote the replica")
+        failover_s = time.monotonic() - killed_at
+        eventually(lambda: _done(lab_, running) > done_before, 60, "a cell done after it")
+        recovered_s = time.monotonic() - killed_at
+        # The new primary serves the coordinator (submit) and the worker's Celery consumer,
+        # with its message guard back on the reconnected channel.
+        lab_.store.r.lpush(backend_queue("cpu"), "junk")
+        after = lab_.sweep("after", n=1)
+        for sweep_id in (running, queued, after):
+            lab_.wait(sweep_id)
+            _measured_once(lab_, sweep_id)
+        assert worker.poll() is None
+        assert [r["why"][:40] for r in lab_.store.refused()] == [
+            "a message on benchfleet.backend.cpu is n"]
+        print(f"failover in {failover_s:.1f} s; a cell done {recovered_s:.1f} s after the kill")
+    matrix.append({"fault": "the Redis primary SIGKILLed mid-sweep (Sentinel: one replica, three "
+                   "sentinels)", "outcome": "the replica promoted; the worker, its Celery "
+                   "consumer and the coordinator followed it; the running and the queued sweep "
+                   "and one submitted after ended with every cell measured once (attempt 1)",
+                   "recovery_s": round(recovered_s, 1)})
+
+
+def _done(lab_: Lab, sweep_id: str) -> int:
+    return sum(s.status == "done" for s in lab_.store.states(sweep_id).values())
+
+
+def _measured_once(lab_: Lab, sweep_id: str) -> None:
+    """Every cell done, at its first attempt, with one attempt in the artifact store."""
+    lab_.verify(sweep_id)
+    states = lab_.store.states(sweep_id)
+    assert all(s.status == "done" and s.attempt == 1 for s in states.values()), states
+    artifacts = LocalStore(Path(lab_.settings.artifacts))
+    stored = {cell: artifacts.attempts(sweep_id, cell) for cell in states}
+    assert all(attempts == [1] for attempts in stored.values()), stored
+
+
+def test_an_evicting_primary_found_through_sentinel_is_refused(tmp_path: Path) -> None:
+    with SentinelGroup(tmp_path / "redis", primary_args=(
+            "--maxmemory-policy", "allkeys-lru")) as group:
+        settings = fleet_settings(tmp_path, group.url)
+        refused = cli(settings, "cancel", "nosuchsweep")
+    assert refused.returncode != 0
+    assert "Traceback" not in refused.stderr, refused.stderr
+    assert f"the primary of Sentinel service {SERVICE}) evicts keys (maxmemory-policy " \
+           "allkeys-lru)" in refused.stderr, refused.stderr
