@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import Lab, lab_on
+from tests.faults.harness import Lab, lab_on, wait_for_command
 from tests.support.fleet import cli, fleet_settings
 from tests.support.sentinel import SERVICE, SentinelGroup
 from tests.support.waits import eventually
@@ -19,6 +19,11 @@ from workers.shared.stores.local import LocalStore
 pytestmark = pytest.mark.integration
 # The longest a failover may take here: down after 1 s, then a vote and a promotion.
 FAILOVER_S = 20.0
+# The longest any one step of the sweeps may take (the test passes in about 35 s).
+STEP_S = 40.0
+VERY_LONG = {"prompt_tokens": 64, "max_tokens": 4000}  # decodes until it is cancelled
+# A cancel heard on the control line lands in a second or two; asked between commands, never.
+CANCEL_S = 15.0
 
 
 def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
@@ -29,7 +34,7 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         # Submitted through the sentinels: one running when the primary dies, one queued.
         running = lab_.sweep("running", n=3, arms=2)
         queued = lab_.sweep("queued", n=2)
-        lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2)
+        lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2, STEP_S)
         done_before = _done(lab_, running)
         killed_at = time.monotonic()
         old = group.primary_port()
@@ -39,15 +44,22 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         eventually(lambda: group.primary_port() not in (None, old), FAILOVER_S,
                    "the sentinels promote the replica")
         failover_s = time.monotonic() - killed_at
-        eventually(lambda: _done(lab_, running) > done_before, 60, "a cell done after it")
+        eventually(lambda: _done(lab_, running) > done_before, STEP_S, "a cell done after it")
         recovered_s = time.monotonic() - killed_at
-        # The new primary serves the coordinator (submit) and the worker's Celery consumer,
-        # with its message guard back on the reconnected channel.
+        # The new primary serves the coordinator (submit, cancel) and the worker: its Celery
+        # consumer, the message guard on the reconnected channel, and its control line.
         lab_.store.r.lpush(backend_queue("cpu"), "junk")
-        after = lab_.sweep("after", n=1)
-        for sweep_id in (running, queued, after):
-            lab_.wait(sweep_id)
+        after = lab_.sweep("after", n=1, params=VERY_LONG)
+        for sweep_id in (running, queued):
+            lab_.wait(sweep_id, deadline_s=STEP_S)
             _measured_once(lab_, sweep_id)
+        wait_for_command(worker.pid, f"{VERY_LONG['max_tokens']}", STEP_S)
+        asked = time.monotonic()
+        assert cli(lab_.settings, "cancel", after).returncode == 0
+        lab_.wait(after, deadline_s=CANCEL_S)
+        assert time.monotonic() - asked < CANCEL_S
+        (state,) = lab_.store.states(after).values()
+        assert state.reason == "cancelled while measure ran", state
         assert worker.poll() is None
         assert [r["why"][:40] for r in lab_.store.refused()] == [
             "a message on benchfleet.backend.cpu is n"]
@@ -55,7 +67,8 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
     matrix.append({"fault": "the Redis primary SIGKILLed mid-sweep (Sentinel: one replica, three "
                    "sentinels)", "outcome": "the replica promoted; the worker, its Celery "
                    "consumer and the coordinator followed it; the running and the queued sweep "
-                   "and one submitted after ended with every cell measured once (attempt 1)",
+                   "ended with every cell measured once (attempt 1); a cancel after it landed "
+                   "mid-command",
                    "recovery_s": round(recovered_s, 1)})
 
 
