@@ -1,6 +1,7 @@
 """Redis through Sentinel: a primary, a replica and three sentinels; the primary killed
 mid-sweep, the replica promoted, and every sweep ends with each cell measured once. And the
-eviction check, asked of the primary the sentinels name."""
+eviction check, asked of the primary the sentinels name; and a write that waits for the
+replica."""
 
 import os
 import signal
@@ -8,12 +9,16 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.faults.harness import Lab, lab_on, wait_for_command
 from tests.support.fleet import cli, fleet_settings
 from tests.support.sentinel import SERVICE, SentinelGroup
 from tests.support.waits import eventually
+from workers.shared import redis_keys
+from workers.shared.leases import Lease
 from workers.shared.queues import backend_queue
+from workers.shared.redis_client import REPLICA_WAIT_MS, connect
 from workers.shared.stores.local import LocalStore
 
 pytestmark = pytest.mark.integration
@@ -95,3 +100,24 @@ def test_an_evicting_primary_found_through_sentinel_is_refused(tmp_path: Path) -
     assert "Traceback" not in refused.stderr, refused.stderr
     assert f"the primary of Sentinel service {SERVICE}) evicts keys (maxmemory-policy " \
            "allkeys-lru)" in refused.stderr, refused.stderr
+
+
+def test_a_write_waits_for_the_replica_and_goes_on_warned_without_one(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with SentinelGroup(tmp_path / "redis") as group:
+        lease = Lease(connect(group.url, decode_responses=True), "w1", "first")
+        lease.take({"host": "h1"}, takeover=False)
+        replica = redis.Redis(port=group.replica.port, decode_responses=True)
+        assert replica.hget(redis_keys.worker("w1"), "instance") == "first"
+        assert group.replica.proc is not None
+        os.kill(group.replica.proc.pid, signal.SIGSTOP)  # connected, but confirms nothing
+        try:
+            started = time.monotonic()
+            lease.renew(30)  # WAIT on the connection that wrote: it waits for the replica
+            waited = time.monotonic() - started
+            lease.renew(30)  # alone: unconfirmed, at once
+            again = time.monotonic() - started - waited
+        finally:
+            os.kill(group.replica.proc.pid, signal.SIGCONT)
+    assert waited >= REPLICA_WAIT_MS / 1000 and again < REPLICA_WAIT_MS / 1000, (waited, again)
+    assert f"no replica of Sentinel service {SERVICE} confirmed a write" in caplog.text
