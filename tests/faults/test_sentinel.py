@@ -5,12 +5,15 @@ replica."""
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import redis
 
+from runner.demo.local_fleet import settings_env
 from tests.faults.harness import Lab, lab_on, wait_for_command
 from tests.support.fleet import cli, fleet_settings
 from tests.support.sentinel import SERVICE, SentinelGroup
@@ -40,6 +43,13 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         running = lab_.sweep("running", n=3, arms=2)
         queued = lab_.sweep("queued", n=2)
         lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2, STEP_S)
+        watching = subprocess.Popen(
+            [sys.executable, "-m", "runner.cli", "status", "--watch", running],
+            env={**os.environ, **settings_env(lab_.settings)}, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # follows the sweep through it
+        events = redis_keys.sweep(running, "events")
+        eventually(lambda: lab_.store.r.pubsub_numsub(events)[0][1] == 1, STEP_S,
+                   "`status --watch` listens to the sweep's events")
         done_before = _done(lab_, running)
         killed_at = time.monotonic()
         old = group.primary_port()
@@ -58,6 +68,8 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         for sweep_id in (running, queued):
             lab_.wait(sweep_id, deadline_s=STEP_S)
             _measured_once(lab_, sweep_id)
+        out, err = watching.communicate(timeout=STEP_S)
+        assert watching.returncode == 0 and "6/6 cells" in out, out + err
         wait_for_command(worker.pid, f"{VERY_LONG['max_tokens']}", STEP_S)
         asked = time.monotonic()
         assert cli(lab_.settings, "cancel", after).returncode == 0
@@ -69,11 +81,11 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         assert [r["why"][:40] for r in lab_.store.refused()] == [
             "a message on benchfleet.backend.cpu is n"]
         print(f"failover in {failover_s:.1f} s; a cell done {recovered_s:.1f} s after the kill")
-    matrix.append({"fault": "the Redis primary SIGKILLed mid-sweep (Sentinel: one replica, three "
-                   "sentinels)", "outcome": "the replica promoted; the worker, its Celery "
-                   "consumer and the coordinator followed it; the running and the queued sweep "
-                   "ended with every cell measured once (attempt 1); a cancel after it landed "
-                   "mid-command",
+    matrix.append({"fault": "the Redis primary SIGKILLed mid-sweep (Sentinel: one replica, "
+                   "three sentinels)", "outcome": "the replica promoted; the worker, its Celery "
+                   "consumer and the coordinator (`status --watch` too) followed it; the "
+                   "running and the queued sweep ended with every cell measured once (attempt "
+                   "1); a cancel after it landed mid-command",
                    "recovery_s": round(recovered_s, 1)})
 
 

@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.connection import parse_url
 from redis.sentinel import Sentinel, SentinelConnectionPool
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ FORM = "sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]"
 REPLICA_WAIT_MS = 2000
 # How long writes go unconfirmed once no replica confirmed one in time.
 ALONE_S = 30
+# Redis may be away for a while (a restart, a failover, a network cut): keep trying this long.
+REDIS_PATIENCE_S = 120.0
 # A sentinel that does not answer in this long is passed over for the next one.
 SENTINEL_TIMEOUT_S = 2.0
 _SENTINEL_KWARGS = {"socket_timeout": SENTINEL_TIMEOUT_S,
@@ -83,6 +86,13 @@ def _host_port(word: str) -> tuple[str, int]:
 
 def _sentinels(where: "SentinelUrl") -> Sentinel:
     return Sentinel(where.sentinels, sentinel_kwargs=_SENTINEL_KWARGS)
+
+
+def redis_retrying() -> Retrying:
+    """Retries of a Redis call while Redis is away, for up to REDIS_PATIENCE_S."""
+    return Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
+                    stop=stop_after_delay(REDIS_PATIENCE_S),
+                    wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
 
 
 def connect(url: str, **options: Any) -> redis.Redis:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from redis.client import PubSub
 from redis.commands.core import Script
 
 from jobs.errors import UserError
@@ -23,7 +24,7 @@ from workers.shared import redis_keys
 from workers.shared.clock import epoch, now
 from workers.shared.eviction import refuse_evicting
 from workers.shared.messages import Signed
-from workers.shared.redis_client import connect, replicated
+from workers.shared.redis_client import connect, redis_retrying, replicated
 from workers.shared.redis_keys import REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
@@ -200,15 +201,29 @@ class Store:
 
     def events(self, sweep_id: str, timeout_s: float
                ) -> Generator[dict[str, str] | None, None, None]:
-        """State changes as they happen; None after `timeout_s` without one."""
-        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        pubsub.subscribe(redis_keys.sweep(sweep_id, "events"))
-        try:
-            while True:
-                message = pubsub.get_message(timeout=timeout_s)
-                yield json.loads(message["data"]) if message else None
-        finally:
-            pubsub.close()
+        """State changes as they happen; None after `timeout_s` without one, and once more
+        when a subscription lost with Redis (a restart, a failover) is made again: the caller
+        then reads the states again, as after a quiet spell."""
+        channel, lost = redis_keys.sweep(sweep_id, "events"), False
+        while True:
+            pubsub = self._subscribe(channel)
+            try:
+                if lost:
+                    yield None
+                while True:
+                    message = pubsub.get_message(timeout=timeout_s)
+                    yield json.loads(message["data"]) if message else None
+            except (redis.ConnectionError, redis.TimeoutError):
+                lost = True  # what was published meanwhile is gone: None makes up for it
+            finally:
+                pubsub.close()
+
+    def _subscribe(self, channel: str) -> PubSub:
+        for attempt in redis_retrying():
+            with attempt:
+                pubsub = self.r.pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(channel)
+        return pubsub
 
 
 def _dump(state: CellState) -> str:
