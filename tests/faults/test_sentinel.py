@@ -36,7 +36,7 @@ CANCEL_S = 15.0
 
 def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
                                                             matrix: list[dict]) -> None:
-    with SentinelGroup(tmp_path / "redis") as group, \
+    with SentinelGroup(tmp_path / "redis", password="s3cret") as group, \
             lab_on(tmp_path, group.primary, group.url) as lab_:
         worker = lab_.fleet.start("cpu", "w1")
         # Submitted through the sentinels: one running when the primary dies, one queued.

@@ -19,20 +19,23 @@ TIMERS = {"down-after-milliseconds": 1000, "failover-timeout": 5000, "parallel-s
 
 
 class SentinelGroup:
-    def __init__(self, root: Path, sentinels: int = 3, primary_args: tuple[str, ...] = ()
-                 ) -> None:
-        self.root = root
+    def __init__(self, root: Path, sentinels: int = 3, primary_args: tuple[str, ...] = (),
+                 password: str | None = None) -> None:
+        self.root, self.password = root, password
         # No diskless-sync delay: the replica holds the data in milliseconds, not 5 s.
-        quick = ("--repl-diskless-sync-delay", "0")
-        self.primary = RedisServer(root / "primary", args=(*quick, *primary_args))
-        self.replica = RedisServer(root / "replica", args=quick)
+        quick = ("--repl-diskless-sync-delay", "0",
+                 *(("--masterauth", password) if password else ()))
+        self.primary = RedisServer(root / "primary", password=password,
+                                   args=(*quick, *primary_args))
+        self.replica = RedisServer(root / "replica", password=password, args=quick)
         self.ports = [free_port() for _ in range(sentinels)]
         self.procs: list[subprocess.Popen[bytes]] = []
 
     @property
     def url(self) -> str:
         hosts = ",".join(f"127.0.0.1:{port}" for port in self.ports)
-        return f"sentinel://{hosts}/{SERVICE}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"sentinel://{auth}{hosts}/{SERVICE}/0"
 
     def start(self) -> "SentinelGroup":
         self.primary.start()
@@ -50,7 +53,8 @@ class SentinelGroup:
         lines = [f"port {port}", "bind 127.0.0.1", f'dir "{workdir}"',
                  f'logfile "{workdir / "sentinel.log"}"',
                  f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary.port} {QUORUM}",
-                 *(f"sentinel {name} {SERVICE} {value}" for name, value in TIMERS.items())]
+                 *(f"sentinel {name} {SERVICE} {value}" for name, value in TIMERS.items()),
+                 *([f"sentinel auth-pass {SERVICE} {self.password}"] if self.password else [])]
         conf = workdir / "sentinel.conf"  # Sentinel rewrites its conf: it must be writable
         write_private(conf, ("\n".join(lines) + "\n").encode())
         return subprocess.Popen([RedisServer.binary(), str(conf), "--sentinel"],
@@ -58,7 +62,8 @@ class SentinelGroup:
                                 start_new_session=True)
 
     def _watching(self) -> bool:
-        link = redis.Redis(port=self.replica.port).info("replication")["master_link_status"]
+        link = redis.Redis(port=self.replica.port, password=self.password).info(
+            "replication")["master_link_status"]
         if link != "up":
             return False
         for port in self.ports:
