@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 SENTINEL = "sentinel"
 SENTINEL_PORT = 26379
 FORM = "sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]"
-# How long a write that matters waits for a replica to hold it (docs/deploy.md, Sentinel).
+# How long a write that matters waits for a replica to hold it (docs/settings.md, Sentinel).
 REPLICA_WAIT_MS = 2000
 # How long writes go unconfirmed once no replica confirmed one in time.
 ALONE_S = 30
@@ -84,8 +84,8 @@ def _host_port(word: str) -> tuple[str, int]:
     return host, int(port or SENTINEL_PORT)
 
 
-def _sentinels(where: "SentinelUrl") -> Sentinel:
-    return Sentinel(where.sentinels, sentinel_kwargs=_SENTINEL_KWARGS)
+def _sentinels(parsed: SentinelUrl) -> Sentinel:
+    return Sentinel(parsed.sentinels, sentinel_kwargs=_SENTINEL_KWARGS)
 
 
 def redis_retrying() -> Retrying:
@@ -100,9 +100,9 @@ def connect(url: str, **options: Any) -> redis.Redis:
     across failovers (each new connection asks the sentinels where it is)."""
     if not is_sentinel(url):
         return redis.Redis.from_url(url, **options)
-    where = parse_sentinel(url)
-    return _sentinels(where).master_for(where.service, db=where.db, username=where.username,
-                                password=where.password, **options)
+    parsed = parse_sentinel(url)
+    return _sentinels(parsed).master_for(parsed.service, db=parsed.db, username=parsed.username,
+                                         password=parsed.password, **options)
 
 
 def address(url: str) -> dict[str, Any]:
@@ -110,10 +110,10 @@ def address(url: str) -> dict[str, Any]:
     parse_url says it; through Sentinel, the primary's address asked of the sentinels."""
     if not is_sentinel(url):
         return dict(parse_url(url))
-    where = parse_sentinel(url)
-    host, port = _sentinels(where).discover_master(where.service)
-    return {"host": host, "port": port, "db": where.db, "username": where.username,
-            "password": where.password}
+    parsed = parse_sentinel(url)
+    host, port = _sentinels(parsed).discover_master(parsed.service)
+    return {"host": host, "port": port, "db": parsed.db, "username": parsed.username,
+            "password": parsed.password}
 
 
 def broker(url: str) -> tuple[str, dict[str, Any]]:
@@ -121,11 +121,11 @@ def broker(url: str) -> tuple[str, dict[str, Any]]:
     Sentinel form: `sentinel://...;sentinel://...` and the service as `master_name`)."""
     if not is_sentinel(url):
         return url, {}
-    where = parse_sentinel(url)
+    parsed = parse_sentinel(url)
     auth = urlsplit(url).netloc.rpartition("@")[0]
-    urls = [f"{SENTINEL}://{auth + '@' if auth else ''}{_netloc(host, port)}/{where.db}"
-            for host, port in where.sentinels]
-    return ";".join(urls), {"master_name": where.service, "sentinel_kwargs": _SENTINEL_KWARGS}
+    urls = [f"{SENTINEL}://{auth + '@' if auth else ''}{_netloc(host, port)}/{parsed.db}"
+            for host, port in parsed.sentinels]
+    return ";".join(urls), {"master_name": parsed.service, "sentinel_kwargs": _SENTINEL_KWARGS}
 
 
 def _netloc(host: str, port: int) -> str:
