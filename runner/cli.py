@@ -75,6 +75,8 @@ def _redis_sentence(error: Exception) -> str | None:
         # NOAUTH, WRONGPASS, DENIED (protected mode); a wrong password is a ConnectionError
         # to redis-py, so it is caught before one
         return _refused(error)
+    if isinstance(error, redis.sentinel.MasterNotFoundError):
+        return _no_primary()
     if isinstance(error, redis.ConnectionError) and "max number of clients" in str(error):
         return _too_many()
     if isinstance(error, redis.ConnectionError):
@@ -105,6 +107,15 @@ def _unreachable() -> str:
     url = redacted(load_settings().redis_url)
     return (f"cannot reach Redis at BENCHFLEET_REDIS_URL ({url}); start redis-server or point "
             "the variable at a running one")
+
+
+def _no_primary() -> str:
+    from workers.shared.settings import load_settings, redacted
+
+    url = redacted(load_settings().redis_url)
+    return (f"no sentinel in BENCHFLEET_REDIS_URL ({url}) names a primary for its service: "
+            "start the sentinels, or check that they watch that service name "
+            "(redis-cli -p PORT SENTINEL masters)")
 
 
 def _refused(error: Exception) -> str:

@@ -8,11 +8,13 @@ is re-queued from the envelopes the coordinator stored (workers/shared/recovery.
 from celery import Celery
 
 from workers.remote_control import restrict
+from workers.shared.redis_client import broker
 from workers.shared.settings import Settings, load_settings
 
 
 def create_app(settings: Settings) -> Celery:
-    app = Celery("benchfleet", broker=settings.redis_url, set_as_current=False)
+    broker_url, sentinel = broker(settings.redis_url)
+    app = Celery("benchfleet", broker=broker_url, set_as_current=False)
     app.conf.update(
         task_serializer="json",
         accept_content=["json"],
@@ -22,7 +24,9 @@ def create_app(settings: Settings) -> Celery:
         worker_concurrency=1,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"socket_timeout": 15, "socket_connect_timeout": 10},
+        broker_transport_options={"socket_timeout": 15, "socket_connect_timeout": 10,
+                                  **sentinel},
+        benchfleet_redis_url=settings.redis_url,  # ours, for a client beside the broker's
     )
     restrict(app)  # remote control answers inspection only (workers/remote_control.py)
     return app

@@ -1,13 +1,17 @@
 """A worker's control line: its own subscription to its control channel, on a socket opened
 here, so that the descriptor can sit in execute's poll() beside the child's pidfd (redis-py
 keeps its connection's socket private). It speaks just enough RESP2 to subscribe: AUTH, then
-SUBSCRIBE, then it only reads.
+SUBSCRIBE, then it only reads. Each opening asks where Redis is (through Sentinel, the primary
+of the moment), so a line lost to a failover reopens on the new primary.
 """
 
 import socket
 import ssl
 
-from redis.connection import SSLConnection, parse_url
+import redis
+from redis.connection import SSLConnection
+
+from workers.shared.redis_client import address
 
 CONNECT_TIMEOUT_S = 5.0
 _CRLF = b"\r\n"
@@ -19,7 +23,7 @@ class LineDown(Exception):
 
 class ControlLine:
     def __init__(self, url: str, channel: str) -> None:
-        self.options, self.channel = parse_url(url), channel
+        self.url, self.channel = url, channel
         self.sock: socket.socket | None = None
         self.buffer = b""
 
@@ -50,15 +54,16 @@ class ControlLine:
     def _open(self) -> socket.socket:
         sock = None
         try:
-            sock = _connect(self.options)
-            password = self.options.get("password")
+            options = address(self.url)  # through Sentinel: the primary of the moment
+            sock = _connect(options)
+            password = options.get("password")
             if password:
-                user = self.options.get("username")
+                user = options.get("username")
                 sock.sendall(_command("AUTH", *([user] if user else []), password))
                 self._expect(sock, "OK")
             sock.sendall(_command("SUBSCRIBE", self.channel))
             self._expect(sock, ["subscribe", self.channel, 1])
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, redis.RedisError) as error:
             if sock is not None:
                 sock.close()
             self.buffer = b""

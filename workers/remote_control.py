@@ -17,6 +17,7 @@ from celery import Celery
 from kombu.pidbox import Node
 
 from workers.shared.clock import now
+from workers.shared.redis_client import connect
 from workers.shared.state import Store
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,8 @@ class ReadOnlyNode(Node):  # type: ignore[misc]
                f"only {', '.join(sorted(READ_ONLY))}")
         log.warning("%s", why)
         try:
-            client = redis.Redis.from_url(self.state.app.conf.broker_url,
-                                          socket_timeout=5, socket_connect_timeout=5)
+            client = connect(self.state.app.conf.benchfleet_redis_url,
+                             socket_timeout=5, socket_connect_timeout=5)
             Store(client).refuse({"at": now(), "worker": str(self.hostname), "sweep_id": "",
                                   "cell": "", "why": why, "task_id": ""})
             client.close()
@@ -52,7 +53,7 @@ def restrict(app: Celery) -> None:
 
 
 def _secrets(app: Celery) -> list[str]:
-    parts = urlsplit(str(app.conf.broker_url))
+    parts = urlsplit(str(app.conf.benchfleet_redis_url))
     return [s for s in (parts.password, unquote(parts.password or "")) if s]
 
 

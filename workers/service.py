@@ -42,6 +42,7 @@ from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
 from workers.shared.notes import Notes
 from workers.shared.queues import TASK
+from workers.shared.redis_client import connect
 from workers.shared.settings import Settings
 from workers.shared.signing import verifier
 from workers.shared.state import Store
@@ -84,8 +85,8 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
-    client = redis.Redis.from_url(settings.redis_url, decode_responses=True,
-                                  socket_timeout=30, socket_connect_timeout=10)
+    client = connect(settings.redis_url, decode_responses=True, socket_timeout=30,
+                     socket_connect_timeout=10)
     refuse_evicting(client)  # an evicting Redis would lose sweeps and queues silently
     store = Store(client)
     host = settings.host or socket.gethostname()

@@ -102,16 +102,24 @@ class Lab:
 @contextmanager
 def lab(root: Path, bind: tuple[str, ...] = ("127.0.0.1",), password: str | None = None,
         **settings: object) -> Iterator[Lab]:
+    with RedisServer(root / "redis", bind=bind, password=password) as server, \
+            lab_on(root, server, server.url, **settings) as lab_:
+        yield lab_
+
+
+@contextmanager
+def lab_on(root: Path, server: RedisServer, redis_url: str, **settings: object
+           ) -> Iterator[Lab]:
+    """A lab on a Redis already running (`redis_url` may name it through Sentinel)."""
     repo = root / "target"
     shas = make_target_repo(repo)
     make_models(root / "models", DEMO_MODELS)
-    with RedisServer(root / "redis", bind=bind, password=password) as server:
-        config = fleet_settings(root, server.url, catalogue=CATALOGUE, **settings)
-        fleet = LocalFleet(config, root / "logs")
-        try:
-            yield Lab(root, server, config, fleet, repo, shas)
-        finally:
-            fleet.stop()
+    config = fleet_settings(root, redis_url, catalogue=CATALOGUE, **settings)
+    fleet = LocalFleet(config, root / "logs")
+    try:
+        yield Lab(root, server, config, fleet, repo, shas)
+    finally:
+        fleet.stop()
 
 
 @contextmanager

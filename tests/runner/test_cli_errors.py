@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from runner.demo.redis_server import RedisServer, free_port
-from tests.support.fleet import Target, arms, cli, submit, sweep_file
+from tests.support.fleet import Target, arms, cli, fleet_settings, submit, sweep_file
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 
@@ -148,3 +148,11 @@ def test_a_redis_out_of_connections_is_named_by_its_maxclients(settings: Setting
         holder.config_set("maxclients", "10000")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "maxclients" in done.stderr and "start redis-server" not in done.stderr
+
+
+def test_sentinels_that_name_no_primary_are_a_sentence(tmp_path: Path) -> None:
+    nobody = fleet_settings(tmp_path, f"sentinel://127.0.0.1:{free_port()}/benchfleet")
+    down = cli(nobody, "sweeps")
+    assert down.returncode == 2 and "Traceback" not in down.stderr, down.stderr
+    assert down.stderr.startswith("benchfleet: no sentinel in BENCHFLEET_REDIS_URL (sentinel://"
+                                  "127.0.0.1:"), down.stderr

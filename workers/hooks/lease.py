@@ -16,7 +16,6 @@ import logging
 from collections.abc import Callable
 
 import redis
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
 from jobs.record.attempts import FINAL, AttemptResult, CellStatus
 from workers.execute import Command
@@ -25,18 +24,11 @@ from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.clock import now
 from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost, NameTaken
 from workers.shared.recovery import LOST_AFTER_S, MAX_ATTEMPTS, recover, take_over
+from workers.shared.redis_client import redis_retrying
 from workers.shared.state import Store
 from workers.shared.stores import ArtifactStore, accept, accepted
 
 log = logging.getLogger(__name__)
-# Redis may be away for a while (a restart, a network cut): keep trying this long.
-REDIS_PATIENCE_S = 120.0
-
-
-def redis_retrying() -> Retrying:
-    return Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
-                    stop=stop_after_delay(REDIS_PATIENCE_S),
-                    wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
 
 
 class CellLease(Hook):

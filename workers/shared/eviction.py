@@ -5,6 +5,7 @@ the coordinator's commands that write and by a worker at start-up (docs/reliabil
 import redis
 
 from jobs.errors import UserError
+from workers.shared.redis_client import where
 
 SAFE = "noeviction"  # the only policy that refuses a write instead of dropping a key
 
@@ -31,12 +32,8 @@ def refuse_evicting(client: redis.Redis) -> None:
     found = policy(client)
     if found is None or found == SAFE:
         return
-    raise UserError(f"Redis at {_where(client)} evicts keys (maxmemory-policy {found}): "
+    raise UserError(f"Redis at {where(client)} evicts keys (maxmemory-policy {found}): "
                     "benchfleet's sweeps and queues would be lost silently; set "
                     "maxmemory-policy noeviction (redis-cli CONFIG SET maxmemory-policy "
                     "noeviction, and in redis.conf)")
 
-
-def _where(client: redis.Redis) -> str:
-    kwargs = client.connection_pool.connection_kwargs
-    return str(kwargs["path"]) if "path" in kwargs else f"{kwargs['host']}:{kwargs['port']}"

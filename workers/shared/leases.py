@@ -15,6 +15,7 @@ import redis
 from jobs.spec.routing import Offer
 from workers.shared import redis_keys
 from workers.shared.clock import now
+from workers.shared.redis_client import replicated
 from workers.shared.state import lua
 
 # How long an idle worker's lease lasts, and how often the idle worker renews it.
@@ -67,13 +68,16 @@ class Lease:
                                                                 "started", now(), "seen", now()]
         ok, old, detail = self._register(keys=[], args=[self.name, self.instance, IDLE_TTL_S,
                                                         mode, *flat])
+        replicated(self.r)
         if not ok:
             raise NameTaken(f"a live worker named {self.name!r} already runs on host "
                             f"{detail or '?'}; give this one another --name, or stop that one")
         return old, detail
 
     def renew(self, ttl_s: float) -> None:
-        self.check(self._renew(keys=[], args=[self.name, self.instance, ttl_s, now()]))
+        renewed = self._renew(keys=[], args=[self.name, self.instance, ttl_s, now()])
+        replicated(self.r)  # a lease a failover set back could expire under a live worker
+        self.check(renewed)
 
     def check(self, renewed: object) -> None:
         if not renewed:
@@ -86,8 +90,10 @@ class Lease:
         from workers.shared.redis_keys import PENDING
 
         holding = json.dumps({"sweep_id": sweep_id, "cells": cells})
-        self.check(self._hold(keys=[PENDING], args=[self.name, self.instance, ttl_s, now(),
-                                                    holding, task_id]))
+        held = self._hold(keys=[PENDING], args=[self.name, self.instance, ttl_s, now(),
+                                                holding, task_id])
+        replicated(self.r)
+        self.check(held)
 
     def release(self) -> None:
         self.r.hdel(redis_keys.worker(self.name), "holding")

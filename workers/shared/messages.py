@@ -18,6 +18,7 @@ import redis
 
 from workers.shared.clock import server_time
 from workers.shared.queues import TASK, is_need
+from workers.shared.redis_client import replicated
 from workers.shared.redis_keys import NEEDS, PENDING
 
 # Where published-but-not-yet-received messages are remembered, so a purged or lost message
@@ -67,6 +68,7 @@ def publish(client: redis.Redis, messages: list[GroupMessage]) -> list[str]:
         pipe.hset(PENDING, message.task_id, pending_entry(message, now))
         ids.append(message.task_id)
     pipe.execute()
+    replicated(client)  # through Sentinel: queued on a replica too (and the sweep before it)
     return ids
 
 

@@ -11,9 +11,10 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from jobs.errors import UserError
+from workers.shared.redis_client import FORM, SENTINEL, parse_sentinel
 
 _DATA = Path.home() / ".local" / "share" / "benchfleet"
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
+_REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL)
 # A list in the environment: a JSON list, or words separated by commas (`gpu=gb10,nvlink`).
 ListSetting = Annotated[list[str], NoDecode]
 
@@ -26,6 +27,8 @@ class SftpUrl(str):
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BENCHFLEET_", arbitrary_types_allowed=True)
 
+    # One Redis server, or the primary Redis Sentinel names:
+    # sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB] (workers/shared/redis_client.py).
     redis_url: str = "redis://127.0.0.1:6379/0"
     # A local directory, or sftp://USER@HOST[:PORT]/PATH (`/~/PATH`: under the login's home).
     artifacts: Path | SftpUrl = _DATA / "artifacts"
@@ -106,7 +109,14 @@ class Settings(BaseSettings):
         parts = urlsplit(value)
         if parts.scheme not in _REDIS_SCHEMES:
             raise ValueError(f"{redacted(value)!r} is not a Redis URL; use "
-                             "redis://[:PASSWORD@]HOST:PORT/DB or rediss:// for TLS")
+                             "redis://[:PASSWORD@]HOST:PORT/DB, rediss:// for TLS, or "
+                             f"{FORM} for Redis Sentinel")
+        if parts.scheme == SENTINEL:
+            try:
+                parse_sentinel(value)
+            except ValueError as error:
+                raise ValueError(f"{redacted(value)!r}: {error}") from None
+            return value
         try:
             parts.port  # noqa: B018 - a malformed port raises here, not deep inside redis-py
         except ValueError:
@@ -157,9 +167,7 @@ def redacted(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None and parts.username is None:
         return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if _port(url) else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    return urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rpartition('@')[2]}"))
 
 
 def _port(url: str) -> int | None:

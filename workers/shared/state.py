@@ -10,8 +10,11 @@ import json
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
+from redis.client import PubSub
+from redis.commands.core import Script
 
 from jobs.errors import UserError
 from jobs.record.attempts import FINAL, CellState, CellStatus
@@ -22,6 +25,7 @@ from workers.shared.clock import epoch, now, server_time
 from workers.shared.eviction import refuse_evicting
 from workers.shared.messages import GroupMessage, Signed, pending_entry, wire
 from workers.shared.queues import is_need
+from workers.shared.redis_client import connect, redis_retrying, replicated
 from workers.shared.redis_keys import NEEDS, PENDING, REFUSED, SPECS, SWEEPS, cell_script_keys
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
@@ -58,10 +62,17 @@ class Store:
     @classmethod
     def connect(cls, url: str, writing: bool = False) -> "Store":
         """A store on `url`; one `writing` sweeps or queues refuses a Redis that evicts."""
-        store = cls(redis.Redis.from_url(url, decode_responses=True, health_check_interval=0))
+        store = cls(connect(url, decode_responses=True, health_check_interval=0))
         if writing:
             refuse_evicting(store.r)
         return store
+
+    def _write(self, script: Script, keys: list[str], args: list[object]) -> Any:
+        """Run a script that changes a cell; through Sentinel, return once a replica holds
+        the change too (a failover then keeps it)."""
+        result = script(keys=keys, args=args)
+        replicated(self.r)
+        return result
 
     # ---- sweeps -------------------------------------------------------------------------
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
@@ -138,8 +149,10 @@ class Store:
             self._queue_once(keys=[key, message.queue, PENDING, NEEDS], client=pipe, args=[
                 message.group, wire(message), message.task_id, pending_entry(message, at),
                 int(is_need(message.queue))])
-        return [m for m, done in zip(messages, pipe.execute(), strict=True)
-                if m.cells and done]
+        queued = [m for m, done in zip(messages, pipe.execute(), strict=True)
+                  if m.cells and done]
+        replicated(self.r)  # through Sentinel: queued on a replica too (and the sweep before it)
+        return queued
 
     def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
         data = self.r.hgetall(redis_keys.sweep(sweep_id))
@@ -182,8 +195,8 @@ class Store:
              instance: str, lease_s: float) -> Taken:
         """Take a cell for this attempt and renew the worker's lease for `lease_s`, in one
         script: a worker whose lease is gone takes nothing."""
-        ok, detail = self._take(keys=cell_script_keys(sweep_id, "attempts"),
-                                args=[cell_id, generation, worker, instance, lease_s, now()])
+        ok, detail = self._write(self._take, keys=cell_script_keys(sweep_id, "attempts"),
+                                 args=[cell_id, generation, worker, instance, lease_s, now()])
         if int(ok) < 0:
             return Taken(None, str(detail), lease_lost=True)
         return Taken(int(detail), None) if ok else Taken(None, str(detail))
@@ -192,31 +205,33 @@ class Store:
                status: CellStatus, reason: str | None, lease_s: float) -> tuple[bool, bool]:
         """Accept the attempt's outcome and renew the worker's lease for `lease_s`, in one
         script: (accepted, renewed); not accepted when the cell is no longer this attempt's."""
-        accepted, renewed = self._finish(
-            keys=cell_script_keys(sweep_id),
+        accepted, renewed = self._write(
+            self._finish, keys=cell_script_keys(sweep_id),
             args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s])
         return bool(accepted), bool(renewed)
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
                 max_attempts: int, reason: str) -> int:
-        return int(self._requeue(keys=cell_script_keys(sweep_id),
-                                 args=[cell_id, worker, instance, max_attempts, reason, now()]))
+        return int(self._write(self._requeue, keys=cell_script_keys(sweep_id),
+                               args=[cell_id, worker, instance, max_attempts, reason, now()]))
 
     def skip(self, sweep_id: str, cell_id: str, reason: str) -> bool:
         """A queued adaptive repeat that is no longer needed ends `skipped`."""
-        return bool(self._skip(keys=cell_script_keys(sweep_id), args=[cell_id, reason, now()]))
+        return bool(self._write(self._skip, keys=cell_script_keys(sweep_id),
+                                args=[cell_id, reason, now()]))
 
     def cancel(self, sweep_id: str, cell_id: str) -> tuple[int, str, int]:
         """(1, "", 0) cancelled; (2, worker, generation) running there; (0, status, 0) final."""
         keys = cell_script_keys(sweep_id)
-        code, detail, generation = self._cancel(keys=keys, args=[cell_id, now()])
+        code, detail, generation = self._write(self._cancel, keys=keys, args=[cell_id, now()])
         return int(code), str(detail), int(generation)
 
     def rerun(self, sweep_id: str, cell_id: str, generation: int, signed: Signed) -> str | None:
         """Start a new generation of a final cell, its envelope stored with it in one script;
         None when done, else why not (and nothing changed)."""
-        code, *detail = self._rerun(keys=cell_script_keys(sweep_id, "envelopes"), args=[
-            cell_id, generation, now(), json.dumps([signed.envelope, signed.signature])])
+        code, *detail = self._write(
+            self._rerun, keys=cell_script_keys(sweep_id, "envelopes"),
+            args=[cell_id, generation, now(), json.dumps([signed.envelope, signed.signature])])
         return None if code else f"it is {detail[0]}, not final"
 
     def envelopes(self, sweep_id: str, cell_ids: Iterable[str]) -> list[Signed]:
@@ -239,15 +254,29 @@ class Store:
 
     def events(self, sweep_id: str, timeout_s: float
                ) -> Generator[dict[str, str] | None, None, None]:
-        """State changes as they happen; None after `timeout_s` without one."""
-        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        pubsub.subscribe(redis_keys.sweep(sweep_id, "events"))
-        try:
-            while True:
-                message = pubsub.get_message(timeout=timeout_s)
-                yield json.loads(message["data"]) if message else None
-        finally:
-            pubsub.close()
+        """State changes as they happen; None after `timeout_s` without one, and once more
+        when a subscription lost with Redis (a restart, a failover) is made again: the caller
+        then reads the states again, as after a quiet spell."""
+        channel, lost = redis_keys.sweep(sweep_id, "events"), False
+        while True:
+            pubsub = self._subscribe(channel)
+            try:
+                if lost:
+                    yield None
+                while True:
+                    message = pubsub.get_message(timeout=timeout_s)
+                    yield json.loads(message["data"]) if message else None
+            except (redis.ConnectionError, redis.TimeoutError):
+                lost = True  # what was published meanwhile is gone: None makes up for it
+            finally:
+                pubsub.close()
+
+    def _subscribe(self, channel: str) -> PubSub:
+        for attempt in redis_retrying():
+            with attempt:
+                pubsub = self.r.pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(channel)
+        return pubsub
 
 
 def _dump(state: CellState) -> str:
