@@ -30,6 +30,8 @@ FAILOVER_S = 20.0
 # The longest any one step of the sweeps may take (the test passes in about 35 s).
 STEP_S = 40.0
 VERY_LONG = {"prompt_tokens": 64, "max_tokens": 4000}  # decodes until it is cancelled
+# About a second a cell here: the sweep outlasts a `status --watch` starting on a loaded host.
+LONGER = {"prompt_tokens": 16, "max_tokens": 600}
 # A cancel heard on the control line lands in a second or two; asked between commands, never.
 CANCEL_S = 15.0
 
@@ -40,9 +42,10 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
             lab_on(tmp_path, group.primary, group.url) as lab_:
         worker = lab_.fleet.start("cpu", "w1")
         # Submitted through the sentinels: one running when the primary dies, one queued.
-        running = lab_.sweep("running", n=3, arms=2)
+        running = lab_.sweep("running", n=3, arms=2, params=LONGER)
         queued = lab_.sweep("queued", n=2)
-        lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2, STEP_S)
+        # Watching from the start: on a loaded host the sweep's last cells could otherwise
+        # end before a watch started later subscribes.
         watching = subprocess.Popen(
             [sys.executable, "-m", "runner.cli", "status", "--watch", running],
             env={**os.environ, **settings_env(lab_.settings)}, text=True,
@@ -50,6 +53,7 @@ def test_primary_killed_mid_sweep_fails_over_losing_nothing(tmp_path: Path,
         events = redis_keys.sweep(running, "events")
         eventually(lambda: lab_.store.r.pubsub_numsub(events)[0][1] == 1, STEP_S,
                    "`status --watch` listens to the sweep's events")
+        lab_.wait(running, lambda s: sum(v == "done" for v in s.values()) >= 2, STEP_S)
         done_before = _done(lab_, running)
         killed_at = time.monotonic()
         old = group.primary_port()
