@@ -5,6 +5,7 @@ import re
 import secrets
 import subprocess
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,9 +15,11 @@ from jobs.spec.envelope import encode, spec_hash
 from jobs.spec.specfile import load, located
 from jobs.spec.sweep import Sweep, catalogue_problems
 from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
+from runner.served import unserved
 from runner.status import summary
 from workers.shared.catalogue import load_catalogue
 from workers.shared.clock import now
+from workers.shared.leases import live_offers
 from workers.shared.messages import GroupMessage, Signed, publish
 from workers.shared.queues import cell_queue
 from workers.shared.settings import Settings
@@ -63,15 +66,23 @@ def resolve_commits(repo: str, names: list[str]) -> dict[str, str]:
     return resolved
 
 
-def submit(path: Path, settings: Settings, again: bool = False) -> tuple[str, list[Cell]]:
-    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings, again)
+# Told why no live worker could take some cells, before anything is saved: it refuses (raises)
+# or warns.
+Unserved = Callable[[list[str]], None]
 
 
-def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = False
-                 ) -> tuple[str, list[Cell]]:
+def submit(path: Path, settings: Settings, again: bool = False,
+           on_unserved: Unserved | None = None) -> tuple[str, list[Cell]]:
+    return submit_sweep(read_sweep(path, settings), str(path.resolve()), settings, again,
+                        on_unserved)
+
+
+def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = False,
+                 on_unserved: Unserved | None = None) -> tuple[str, list[Cell]]:
     """Submit a sweep already read and checked (`read_sweep`), or one made from such a sweep
     (bisect's rounds); `source` says where it came from. A sweep whose spec (commits pinned)
-    is already in Redis is refused unless `again`: measuring twice is asked for, never silent."""
+    is already in Redis is refused unless `again`: measuring twice is asked for, never silent.
+    With `on_unserved`, the live workers are read once and it hears what none of them serves."""
     key = signer(settings.signing_key)
     resolved = resolve_commits(sweep.target.repo, sweep.target.commits)
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
@@ -81,6 +92,10 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
     if not again:
         refuse_same(store, spec, source)
     cells = expand(pinned)
+    if on_unserved is not None:
+        reasons = unserved(cells, live_offers(store.r), load_catalogue(settings.catalogue))
+        if reasons:
+            on_unserved(reasons)
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     signed = sign_all(key, sweep_id, 0, spec, cells)
     store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved)

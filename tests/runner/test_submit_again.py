@@ -24,7 +24,7 @@ def _spec(name: str, target: Target) -> dict[str, object]:
 
 
 def _submitted(settings: Settings, path: Path, *flags: str) -> str:
-    done = cli(settings, "submit", *flags, str(path))
+    done = cli(settings, "submit", "--wait-for-worker", *flags, str(path))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
