@@ -148,3 +148,16 @@ def test_a_redis_out_of_connections_is_named_by_its_maxclients(settings: Setting
         holder.config_set("maxclients", "10000")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "maxclients" in done.stderr and "start redis-server" not in done.stderr
+
+
+def test_a_signing_key_set_to_the_public_file_is_a_sentence(settings: Settings, target: Target,
+                                                            tmp_path: Path) -> None:
+    swapped = settings.model_copy(update={"signing_key": settings.verify_key})
+    spec = {"name": "swapped", "target": {"repo": str(target.repo), "commits": "main"},
+            "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
+            "arms": arms("gather"), "n": 1}
+    done = cli(swapped, "submit", str(sweep_file(tmp_path, spec)))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == (f"benchfleet: {settings.verify_key} is a public key; "
+                           "BENCHFLEET_SIGNING_KEY needs the private one (coordinator.pem), "
+                           "and only workers take the public one\n")
