@@ -5,7 +5,10 @@ import json
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from jobs.record.attempts import Phase
 from jobs.record.capabilities import Capabilities
@@ -59,15 +62,40 @@ def gather(store: Store) -> list[WorkerView]:
 
 
 def table(views: list[WorkerView]) -> Table:
-    t = Table(title=f"{len(views)} live worker{'s' if len(views) != 1 else ''}")
+    t = Table(title=_title(views))
     for column in ("worker", "host", "backend", "machine", "toolchains", "checkpoints", "tags",
                    "running", "seen"):
         t.add_column(column, overflow="fold")
     for v in views:
-        tags = ", ".join(t for t in v.tags if not t.startswith("model:"))  # shown as checkpoints
-        t.add_row(v.name, v.host, v.backend, *_machine(v.capabilities), tags, _running(v),
+        t.add_row(v.name, v.host, v.backend, *_machine(v.capabilities), _tags(v), _running(v),
                   _seen(v))
     return t
+
+
+def blocks(views: list[WorkerView]) -> Group:
+    """The same facts for a narrow terminal: a block per worker, a labelled line per fact,
+    where nine columns would fold every word into a letter or two per line."""
+    parts: list[RenderableType] = [Text(_title(views), style="bold")]
+    for v in views:
+        facts = Table.grid(padding=(0, 1))
+        facts.add_column(no_wrap=True)
+        facts.add_column(overflow="fold")
+        machine, tools, checkpoints = _machine(v.capabilities)
+        for label, value in (("running", _running(v)), ("seen", _seen(v)), ("machine", machine),
+                             ("toolchains", tools), ("checkpoints", checkpoints),
+                             ("tags", _tags(v))):
+            facts.add_row(f"{label}:", value)
+        parts += [Text(f"{v.name}: {v.backend} on {v.host}", style="bold"),
+                  Padding(facts, (0, 0, 0, 2))]
+    return Group(*parts)
+
+
+def _title(views: list[WorkerView]) -> str:
+    return f"{len(views)} live worker{'s' if len(views) != 1 else ''}"
+
+
+def _tags(v: WorkerView) -> str:
+    return ", ".join(t for t in v.tags if not t.startswith("model:"))  # shown as checkpoints
 
 
 def _machine(caps: Capabilities | None) -> tuple[str, str, str]:

@@ -64,6 +64,9 @@ class Command:
     wake_fd: int | None = None
     should_stop: Callable[[], bool] | None = None
     host_lease: bool = False
+    # Another sweep that held the host lease between this group's earlier commands and this
+    # one (workers/hooks/host_lease.py): the group's arms were not measured back to back.
+    other_sweep: str | None = None
 
 
 class Stopped(Exception):
@@ -122,7 +125,7 @@ def run(command: Command) -> Run:
                started=started, ended=now(), load1_before=before, load1_after=load1(),
                stdout=str(files.stdout.relative_to(command.base)),
                stderr=str(files.stderr.relative_to(command.base)),
-               host_lease=command.host_lease)
+               host_lease=command.host_lease, other_sweep=command.other_sweep)
 
 
 def output(run: Run, base: Path, timeout_s: float) -> RunOutput:

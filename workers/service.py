@@ -17,6 +17,7 @@ import redis
 from celery import Celery, bootsteps
 
 from jobs.errors import UserError
+from jobs.spec.backends import backend_warning
 from workers import orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
@@ -92,6 +93,9 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     host = settings.host or socket.gethostname()
     lease = Lease(client, name, uuid.uuid4().hex)
     offering = Offering(name, backend, host, settings.tags, settings.models_dir)
+    catalogue = load_catalogue(settings.catalogue)
+    if (unbuilt := backend_warning(backend, catalogue)) is not None:
+        log.warning("worker %s: %s", name, unbuilt)
     if not settings.allowed_repos:
         log.warning("BENCHFLEET_ALLOWED_REPOS is empty: worker %s builds no repository; every "
                     "cell it takes fails until the list names the targets", name)
@@ -122,7 +126,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else [])])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
-                   catalogue=load_catalogue(settings.catalogue),
+                   catalogue=catalogue,
                    workspace=Workspace(workspace, settings.setup_timeout_s),
                    artifacts=artifacts, state=store, lease=cell_lease, hooks=hooks,
                    offering=offering)

@@ -86,6 +86,9 @@ class Run(Strict):
     stderr: str
     # Whether the run held the host lease (one measured command or build per host at a time).
     host_lease: bool = False
+    # Another sweep measured on this host during this run's group, before it (the host lease's
+    # last holder, read when the lease was taken): the group's arms were not back to back.
+    other_sweep: str | None = None
     # Tries of one command that a recipe's retry policy allowed; earlier tries are superseded.
     try_number: int = 1
     superseded: bool = False

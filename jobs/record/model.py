@@ -154,7 +154,7 @@ def conditions(m: Measurement) -> RunConditions:
     """The readings around a measured run that its own flags are judged on."""
     return RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
                          wall_s=m.wall_s, gpu_before=m.gpu_before, gpu_after=m.gpu_after,
-                         gpu_start=m.gpu_start)
+                         gpu_start=m.gpu_start, other_sweep=m.other_sweep)
 
 
 def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
@@ -272,7 +272,8 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRu
         return None
     around = RunConditions(load1_before=run.load1_before, load1_after=run.load1_after,
                            wall_s=run.wall_s, gpu_before=run.gpu_before,
-                           gpu_after=run.gpu_after, gpu_start=result.gpu_start)
+                           gpu_after=run.gpu_after, gpu_start=result.gpu_start,
+                           other_sweep=run.other_sweep)
     return Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=result.worker, hostname=result.host.hostname, commit=result.commit,
@@ -286,7 +287,7 @@ def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRu
         jit_cache=result.target.get("jit_cache"), gate=result.gate,
         host_lease=run.host_lease, flags=flags(mine, result.gate, runs, around),
         wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
-        gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks,
+        gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
         asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
 

@@ -51,6 +51,8 @@ class Measurement(Strict):
     gpu_after: GpuReading | None = None
     gpu_start: list[GpuReading] = []
     gpu_clocks: str | None = None
+    # Another sweep that measured on this host during its group, before it (its run's record).
+    other_sweep: str | None = None
 
 
 class ArmRow(Strict):

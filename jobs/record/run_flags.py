@@ -14,6 +14,9 @@ from jobs.record.gpu_state import GpuReading, busy, out_of_range
 from jobs.strict import Strict
 
 NOT_IDLE = "host not idle"
+# Cells of one group run back to back on their host (docs/reliability.md); another sweep's
+# command between them breaks the arms' adjacency.
+SHARED = "host shared with another sweep"
 # load1 is a one-minute exponential average updated every 5 s: a run that kept one CPU busy
 # for t seconds raises it by at most 1 - e^(-t/60) by itself, which the after-reading allows.
 LOAD1_WINDOW_S = 60.0
@@ -33,6 +36,8 @@ class RunConditions(Strict):
     gpu_after: GpuReading | None = None
     # The group's first measured run's readings (before, after): the range it started in.
     gpu_start: list[GpuReading] = []
+    # Another sweep that measured on this host during the run's group, before the run.
+    other_sweep: str | None = None
 
 
 def run_flags(c: RunConditions, gate: Gate | None) -> list[str]:
@@ -50,6 +55,9 @@ def run_flags(c: RunConditions, gate: Gate | None) -> list[str]:
         if reading is not None:
             found += [f"{NOT_IDLE}: {why}" for why in busy(reading, when, when.startswith(
                 "after")) + out_of_range(reading, c.gpu_start, when)]
+    if c.other_sweep:
+        found.append(f"{SHARED}: sweep {c.other_sweep} measured on this host during this "
+                     "group, before this run")
     return found
 
 

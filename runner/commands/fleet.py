@@ -9,8 +9,10 @@ from rich.console import Console
 from rich.table import Table
 
 from jobs.errors import UserError
+from jobs.spec.backends import backend_warning
 from runner.own_fleet.control import down, redis_url, status, up
 from runner.own_fleet.home import Home, Plan, parse_worker
+from workers.shared.catalogue import load_catalogue
 from workers.shared.settings import load_settings, redacted
 
 
@@ -56,6 +58,10 @@ def up_command(workers: tuple[str, ...], allowed_repos: tuple[str, ...],
                   f"{', '.join(f'{w.name} ({w.backend})' for w in plan.workers)}")
     if not plan.allowed_repos:
         console.print("warning: no --allow-repo: the workers build no repository")
+    catalogue = load_catalogue(load_settings().catalogue)
+    for worker in plan.workers:
+        if (unbuilt := backend_warning(worker.backend, catalogue)) is not None:
+            console.print(f"warning: worker {worker.name}: {unbuilt}")
     if plan.demo_target:
         console.print(f"demo sweep: {home.demo / 'sweep.yaml'}")
     console.print(f"to submit from a shell: . {home.env_file}")

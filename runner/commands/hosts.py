@@ -5,12 +5,14 @@ import json
 import click
 from rich.console import Console
 
-from runner.fleet_view import gather, table
+from runner.fleet_view import blocks, gather, table
 from workers.shared.settings import load_settings
 from workers.shared.state import Store
 
 # Refusals shown under the table (remote control commands, forged messages), newest first.
 RECENT_REFUSALS = 5
+# Narrower than this, the table's nine columns fold their words; each worker is a block.
+TABLE_COLUMNS = 120
 
 
 @click.command()
@@ -24,7 +26,7 @@ def command(as_json: bool) -> int:
         click.echo(json.dumps([v.model_dump(mode="json") for v in views], indent=1))
         return 0
     console = Console()
-    console.print(table(views))
+    console.print(table(views) if console.width >= TABLE_COLUMNS else blocks(views))
     for refused in store.refused()[:RECENT_REFUSALS]:
         where = f"sweep {refused['sweep_id']}, cell {refused['cell']}: " \
             if refused.get("sweep_id") else ""

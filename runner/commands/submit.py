@@ -23,9 +23,13 @@ from workers.shared.stores import open_store
               "same spec and commits is in Redis")
 @click.option("--resume", "resume_id", metavar="SWEEP_ID", help="queue what a submit cut "
               "short had not queued yet, each cell once")
-def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | None) -> int:
+@click.option("--wait-for-worker", is_flag=True, help="queue it even though no live worker "
+              "serves some of its cells yet (a backend, host, tag or model): they wait for one")
+def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | None,
+            wait_for_worker: bool) -> int:
     """Expand a sweep into cells and queue them; the last line printed is the sweep id. A
-    sweep identical to one in Redis (same spec, same commits) is refused without --again."""
+    sweep identical to one in Redis (same spec, same commits) is refused without --again; one
+    that no live worker can run (all or some of it) without --wait-for-worker."""
     if (sweep is None) == (resume_id is None):
         raise UserError("name a sweep file to submit, or `--resume SWEEP_ID` to finish a "
                         "submit that was cut short, not both")
@@ -33,7 +37,8 @@ def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | 
         return _resume(resume_id)
     assert sweep is not None
     console = Console()
-    sweep_id, cells = submit(sweep, load_settings(), again, started=_started)
+    sweep_id, cells = submit(sweep, load_settings(), again,
+                             _warn if wait_for_worker else _refuse, started=_started)
     queued = CellState(status="queued")
     show(console, cells, {c.id: queued for c in cells},
          f"sweep {sweep_id}: {len(cells)} cells queued", everything)
@@ -55,3 +60,14 @@ def _resume(sweep_id: str) -> int:
     Console().print(f"sweep {sweep_id}: {put_back}{done.queued} cells queued now, "
                     f"{done.already} queued before or ended", highlight=False)
     return 0
+
+
+def _refuse(reasons: list[str]) -> None:
+    raise UserError(f"{'; '.join(reasons)}, so its cells would wait in their queue; start "
+                    "that worker (`benchfleet hosts` lists the live ones), or pass "
+                    "--wait-for-worker to queue the sweep anyway")
+
+
+def _warn(reasons: list[str]) -> None:
+    click.echo(f"benchfleet: warning: {'; '.join(reasons)}; queued anyway (--wait-for-worker): "
+               "those cells wait until such a worker starts", err=True)

@@ -31,6 +31,18 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def demo_settings(work: Path, redis_url: str, target: Path) -> Settings:
+    """The demo's own Redis, keys, store and workspace under `work`. Not its own host lease:
+    the default one is this host's, so two demos at once (or a demo beside a fleet) take turns
+    measuring instead of overlapping."""
+    keys = work / "keys"
+    return Settings(redis_url=redis_url, artifacts=work / "artifacts",
+                    workspace=work / "workspace", models_dir=work / "models",
+                    signing_key=keys / "coordinator.pem", verify_key=keys / "coordinator.pub",
+                    allowed_repos=[str(target)], idle_max_wait_s=DEMO_IDLE_WAIT_S,
+                    idle_interval_s=2.0)
+
+
 def run_demo(root: Path, console: Console) -> Written:
     RedisServer.binary()  # say what to install before making anything
     # Ctrl-C and SIGTERM unwind through the `finally`s below, which stop every process the demo
@@ -49,14 +61,8 @@ def run_demo(root: Path, console: Console) -> Written:
     console.print(f"stand-in target: {demo.target} (commits "
                   f"{', '.join(s[:10] for s in demo.shas)})", soft_wrap=True)
     with RedisServer(work / "redis") as server:
-        keys = work / "keys"
-        generate(keys / "coordinator.pem", keys / "coordinator.pub")
-        settings = Settings(redis_url=server.url, artifacts=work / "artifacts",
-                            workspace=work / "workspace", models_dir=work / "models",
-                            signing_key=keys / "coordinator.pem",
-                            verify_key=keys / "coordinator.pub", host_lock=work / "host.lock",
-                            allowed_repos=[str(demo.target)], idle_max_wait_s=DEMO_IDLE_WAIT_S,
-                            idle_interval_s=2.0)
+        generate(work / "keys" / "coordinator.pem", work / "keys" / "coordinator.pub")
+        settings = demo_settings(work, server.url, demo.target)
         console.print(f"private redis-server on {server.url}")
         fleet = LocalFleet(settings, work / "logs")
         try:

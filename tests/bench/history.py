@@ -35,7 +35,7 @@ from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.records import gather_stored
 from runner.trends.index import connect, digests, opened, read_record_file, replace, settle, swept
 from runner.trends.query import series
-from tests.support.fleet import fleet_settings, submit, sweep_file, wait
+from tests.support.fleet import fleet_settings, submit, sweep_file, until_live, wait
 from workers.shared.state import Store
 from workers.shared.stores.local import LocalStore
 
@@ -52,6 +52,7 @@ def seed(root: Path) -> tuple[Record, float]:
         make_models(settings.models_dir, DEMO_MODELS)
         fleet = LocalFleet(settings, root / "logs")
         fleet.start("cpu", "bench-history")
+        until_live(settings, "bench-history")
         spec = {"name": "bench-history", "target": {"repo": str(repo), "commits": [good]},
                 "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
                 "arms": [{"name": "fused", "recipe": "tinymoe-bench-decode", "baseline": True,

@@ -147,7 +147,7 @@ def cli_profiles(rig: Rig) -> None:
         made[name] = sweep_id
     out = rig.root / "cli-out.txt"
     scale.in_process(["status", made["small"]], out)  # imports paid before profiling
-    runs = {"cli-submit-10000": ["submit", "--again", str(big)],
+    runs = {"cli-submit-10000": ["submit", "--again", "--wait-for-worker", str(big)],
             "cli-status-10000": ["status", made["big"]],
             "cli-record-300": ["record", made["small"], "-o", str(rig.root / "records")]}
     profile = cProfile.Profile()

@@ -203,10 +203,10 @@ def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
     app = bare_app(rig.settings.redis_url)
 
     def cli_process() -> None:
-        drop(rig, run_cli(rig, ["submit", str(path)], out).split()[-1])
+        drop(rig, run_cli(rig, ["submit", "--wait-for-worker", str(path)], out).split()[-1])
 
     def cli_in_process() -> None:
-        drop(rig, in_process(["submit", str(path)], out).split()[-1])
+        drop(rig, in_process(["submit", "--wait-for-worker", str(path)], out).split()[-1])
 
     def library() -> None:
         drop(rig, submit(path, rig.settings)[0])
@@ -303,7 +303,7 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
         print(f"[bench] {size} cells made in {made[size]['populate_s']:.0f} s", flush=True)
     out = rig.root / "cli-out.txt"
     for args in (["status", made[sizes[0]]["sweep_id"]],
-                 ["submit", "--again", str(made[sizes[0]]["path"])]):
+                 ["submit", "--again", "--wait-for-worker", str(made[sizes[0]]["path"])]):
         text = in_process(args, out)  # imports paid once, before any in-process timing
         if args[0] == "submit":
             drop(rig, text.split()[-1])

@@ -56,7 +56,9 @@ class Lab:
                 "n": n, "warmup": warmup}
         path = self.root / f"{name}.yaml"
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
-        done = cli(self.settings, "submit", "--again", str(path))  # one Redis for all tests
+        # --again: one Redis for all tests. --wait-for-worker: these tests start, kill and
+        # restart workers around their submits on purpose.
+        done = cli(self.settings, "submit", "--again", "--wait-for-worker", str(path))
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1]
 

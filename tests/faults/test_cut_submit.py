@@ -46,7 +46,8 @@ def _spec(lab_: Lab, commits: list[str], name: str, backends: list[str], arms: i
 def _cut(lab_: Lab, step: str, path: Path) -> str:
     """Submit, killed at `step`; the sweep id it announced before storing anything."""
     done = subprocess.run([sys.executable, "-m", "tests.support.cut_submit", step, "submit",
-                           str(path)], capture_output=True, text=True, timeout=120,
+                           "--wait-for-worker", str(path)], capture_output=True, text=True,
+                          timeout=120,
                           env={**os.environ, **settings_env(lab_.settings)})
     assert done.returncode == -9, done.stderr
     found = _STARTED.search(done.stderr)
@@ -138,10 +139,10 @@ def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(
         with contextlib.suppress(OSError):  # ENOSPC: full, as this test wants
             (store / "filler").write_bytes(b"\0" * 65536)
         for why in ("No space left on device", "Read-only file system"):
-            done = cli(lab_.settings, "submit", str(path))
+            done = cli(lab_.settings, "submit", "--wait-for-worker", str(path))
             assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-            assert re.fullmatch(
-                rf"sweep \S+: storing and queuing 8 cells .*\nbenchfleet: cannot write "
+            assert re.fullmatch(  # after the warning that no worker is live
+                rf"benchfleet: warning: .*\nsweep \S+: storing and queuing 8 cells .*\nbenchfleet: cannot write "
                 rf"\S+/sweep.json to the artifact store {store} \({why}\); free space "
                 r"there or set BENCHFLEET_ARTIFACTS to a writable store, then submit "
                 r"again \(nothing was saved or queued\)\n", done.stderr), done.stderr

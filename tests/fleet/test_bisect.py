@@ -16,7 +16,7 @@ import pytest
 from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models
-from tests.support.fleet import fleet_settings, submit, sweep_file, wait
+from tests.support.fleet import fleet_settings, submit, sweep_file, until_live, wait
 from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from workers.shared.settings import Settings
 from workers.shared.state import Store
@@ -47,6 +47,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         make_models(settings.models_dir, DEMO_MODELS)
         fleet = LocalFleet(settings, root / "logs")
         fleet.start("cpu", "bisect-cpu")
+        until_live(settings, "bisect-cpu")
         try:
             yield Lab(root, history, settings, Store.connect(server.url))
         finally:

@@ -182,7 +182,10 @@ def test_missing_checkpoint_and_older_commit_fail_with_their_reason(
             "n": 1, "warmup": 0}
     path = root / "old.yaml"
     path.write_text(yaml.safe_dump(spec))
-    sweep_id = submit(settings, path)
+    refused = cli(settings, "submit", str(path))  # submit sees no worker holds the checkpoint
+    assert refused.returncode == 2 and ("no live worker of backend cuda offers model "
+                                        "kimi-k3-4bit") in refused.stderr, refused.stderr
+    sweep_id = submit(settings, path, "--wait-for-worker")  # the worker says so too
     store = Store.connect(settings.redis_url)
     wait(store, sweep_id)
     states = store.states(sweep_id)

@@ -13,7 +13,7 @@ import pytest
 from jobs.record.model import Record
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
-from tests.support.fleet import cli, fleet_settings, submit, wait
+from tests.support.fleet import cli, fleet_settings, submit, until_live, wait
 from tests.support.moe_lab import at_fixed_n
 from tests.support.samples import TOOLS
 from tests.targets.mlx_repo import make_payload_repo, write_models
@@ -37,6 +37,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, st
         fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
         fleet.start("cuda", "gb10-mlx")
         fleet.start("metal", "studio-mlx")
+        until_live(settings, "gb10-mlx", "studio-mlx")
         try:
             # The first commit: deepseek_v4 and inkling decode through gather_qmm at M = 1,
             # the situation mlxcel's question is about; only qwen3_moe reaches the fused path.

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.harness import lab
-from tests.support.fleet import cli
+from tests.support.fleet import cli, until_live
 
 pytestmark = pytest.mark.integration
 # Two processes spinning on arithmetic: a 2-core host as busy as the one in issue #6.
@@ -39,6 +39,7 @@ def test_identical_arms_on_a_busy_host_never_differ(tmp_path: Path) -> None:
     try:
         with one_cpu(), lab(tmp_path) as lab_:
             lab_.fleet.start("cpu", "busy")
+            until_live(lab_.settings, "busy")
             spec = tmp_path / "same.yaml"
             spec.write_text(f"""\
 name: same-code

@@ -120,7 +120,8 @@ for _ in range(100):
   command -v make >/dev/null || build=tinymoe-build  # the payload's build.py, without make
   "$python" -m tests.gpu.sweep --repo "$repo" --commits "$first" "$second" \
     --out "$work/state/sweep.yaml" --profile "$profile" --build "$build"
-  bf submit "$work/state/sweep.yaml" | tail -n 1 > sweep_id
+  # The worker above is still starting (its lease comes within seconds): queue the sweep for it.
+  bf submit --wait-for-worker "$work/state/sweep.yaml" | tail -n 1 > sweep_id
   echo "submitted $(cat sweep_id): $(grep -c . logs/worker.log) worker log lines so far"
 }
 

@@ -15,6 +15,7 @@ import yaml
 
 from runner.demo.target_repo import DEMO_MODELS, DEMO_SWEEP, make_models, make_target_repo
 from tests.hosts.netns import Host, Lab
+from tests.support.waits import eventually
 from tests.trust.tls import make_certs, tls_args
 from workers.shared.signing import generate
 
@@ -86,6 +87,9 @@ def three(lab: Lab, client_key: Path, wheel_cache: Path) -> Iterator[Three]:
     spec["target"]["repo"] = str(target)
     (root / "demo-sweep.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     run = Three(lab, coord, env, "", outputs)
+    # Deploy starts the workers and returns; submit refuses a sweep no live worker serves.
+    eventually(lambda: set(WORKERS) <= {w["name"] for w in json.loads(
+        run.cli("hosts", "--json").stdout or "[]")}, 120, "both deployed workers live", 0.5)
     submitted = run.cli("submit", str(root / "demo-sweep.yaml"))
     assert submitted.returncode == 0, (submitted.stderr, outputs)
     run.sweep_id = submitted.stdout.strip().splitlines()[-1]

@@ -90,7 +90,7 @@ def test_record_onto_a_file_says_so(settings: Settings, tmp_path: Path) -> None:
     git(tmp_path, "init", "--quiet")
     commit_all(tmp_path, "one commit")
     spec["target"]["commits"] = git(tmp_path, "rev-parse", "HEAD")  # type: ignore[index]
-    sweep_id = submit(settings, sweep_file(tmp_path, spec))
+    sweep_id = submit(settings, sweep_file(tmp_path, spec), "--wait-for-worker")
     done = cli(settings, "record", sweep_id, "-o", str(a_file))
     assert done.returncode == 2 and done.stderr.strip() == (
         f"benchfleet: {a_file} is a file; give -o a directory for the record")
@@ -117,7 +117,7 @@ def test_a_full_redis_is_named_full_not_a_password(settings: Settings, target: T
         spec = {"name": "full", "target": {"repo": str(target.repo), "commits": "main"},
                 "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
                 "arms": arms("gather"), "n": 1}
-        done = cli(full, "submit", str(sweep_file(tmp_path, spec)))
+        done = cli(full, "submit", "--wait-for-worker", str(sweep_file(tmp_path, spec)))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "is full" in done.stderr and "maxmemory" in done.stderr
     assert "password" not in done.stderr
@@ -129,7 +129,7 @@ def test_status_says_not_finished_while_cells_wait_even_after_a_cancel(
     spec = {"name": "unserved", "target": {"repo": str(target.repo), "commits": "main"},
             "models": ["tinymoe-a3"], "backends": {"nobody": {"build": "tinymoe-build"}},
             "arms": arms("gather", "fused"), "n": 1}
-    sweep_id = submit(settings, sweep_file(tmp_path, spec))
+    sweep_id = submit(settings, sweep_file(tmp_path, spec), "--wait-for-worker")
     _, cells, _ = store.sweep(sweep_id)
     assert cli(settings, "cancel", sweep_id, cells[0].id).returncode == 0
     status = cli(settings, "status", sweep_id, "--json")
@@ -156,3 +156,16 @@ def test_sentinels_that_name_no_primary_are_a_sentence(tmp_path: Path) -> None:
     assert down.returncode == 2 and "Traceback" not in down.stderr, down.stderr
     assert down.stderr.startswith("benchfleet: no sentinel in BENCHFLEET_REDIS_URL (sentinel://"
                                   "127.0.0.1:"), down.stderr
+
+
+def test_a_signing_key_set_to_the_public_file_is_a_sentence(settings: Settings, target: Target,
+                                                            tmp_path: Path) -> None:
+    swapped = settings.model_copy(update={"signing_key": settings.verify_key})
+    spec = {"name": "swapped", "target": {"repo": str(target.repo), "commits": "main"},
+            "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
+            "arms": arms("gather"), "n": 1}
+    done = cli(swapped, "submit", str(sweep_file(tmp_path, spec)))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == (f"benchfleet: {settings.verify_key} is a public key; "
+                           "BENCHFLEET_SIGNING_KEY needs the private one (coordinator.pem), "
+                           "and only workers take the public one\n")

@@ -63,6 +63,7 @@ def test_up_status_down(env: dict[str, str], tmp_path: Path) -> None:
                  "--allow-repo", str(tmp_path / "target"))
     assert done.returncode == 0, done.stderr
     assert f"to submit from a shell: . {home / 'env'}" in done.stdout
+    assert "warning: worker" not in done.stdout  # backends the probe knows, each built
 
     # Redis: persistent, never evicting, and only with the password from its mode-600 conf.
     conf = home / "redis" / "redis.conf"
@@ -117,3 +118,11 @@ def test_mistakes_are_sentences(env: dict[str, str]) -> None:
         done = fleet(env, *args)
         assert done.returncode == 2 and said in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_up_warns_of_a_backend_the_probe_does_not_know(env: dict[str, str]) -> None:
+    done = fleet(env, "up", "--worker", "tpu-1:tpu")
+    assert done.returncode == 0, done.stderr
+    assert ("warning: worker tpu-1: backend tpu is none the host probe knows (cpu, cuda, "
+            "metal); only recipes that build for any backend (tinymoe-build) serve it; check "
+            "--backend for a typo") in done.stdout

@@ -32,7 +32,7 @@ def _spec(name: str, target: Target) -> dict[str, object]:
 
 
 def _submitted(settings: Settings, path: Path, *flags: str) -> str:
-    done = cli(settings, "submit", *flags, str(path))
+    done = cli(settings, "submit", "--wait-for-worker", *flags, str(path))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -92,8 +92,8 @@ def test_two_identical_submits_at_once_save_one(
     # One submit held just before its save, past the early check; the other runs meanwhile.
     held = subprocess.Popen(
         [sys.executable, "-m", "tests.support.cut_submit", f"pause-before-save={fifo}",
-         "submit", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **settings_env(settings)})
+         "submit", "--wait-for-worker", str(path)], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, **settings_env(settings)})
     release = eventually(lambda: _writer(fifo), 60, "the held submit waits at its save")
     first = _submitted(settings, path)
     os.write(release, b"go\n")

@@ -49,7 +49,7 @@ def test_writing_commands_refuse_an_evicting_redis_and_run_on_noeviction(
     assert client.keys("*") == []  # nothing saved, nothing queued
 
     client.config_set("maxmemory-policy", "noeviction")
-    done = cli(settings, "submit", str(path))
+    done = cli(settings, "submit", "--wait-for-worker", str(path))  # nobody serves it
     assert done.returncode == 0, done.stderr
     sweep_id = done.stdout.strip().splitlines()[-1]
     assert cli(settings, "cancel", sweep_id).returncode == 0

@@ -23,7 +23,7 @@ def test_a_retried_take_and_finish_answer_as_the_first_did(tmp_path: Path) -> No
         spec = {"name": "retried", "target": {"repo": str(repo), "commits": "main"},
                 "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
                 "arms": [{"name": "a", "recipe": "tinymoe-bench-decode", "baseline": True}], "n": 3}
-        sweep_id = submit(settings, sweep_file(tmp_path, spec))
+        sweep_id = submit(settings, sweep_file(tmp_path, spec), "--wait-for-worker")
         store = Store.connect(server.url)
         Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
         cell = sorted(store.states(sweep_id))[0]

@@ -14,6 +14,8 @@ from jobs.record.attempts import FINAL
 from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, commit_all, git, make_models, make_target_repo
+from tests.support.waits import eventually
+from workers.shared.leases import live_workers
 from workers.shared.settings import Settings
 from workers.shared.signing import generate
 from workers.shared.state import Store
@@ -22,6 +24,8 @@ SECOND_MODEL = {"family": "deepseek_v4", "layers": 2, "hidden": 64, "experts": 8
                 "expert_width": 128, "vocab": 256, "seed": 2}
 # Longest a test sweep may take before the test gives up (bounded, never a fixed sleep).
 SWEEP_DEADLINE_S = 240.0
+# How long a worker may take to start on a loaded 2-core machine (Celery, the host probe).
+WORKER_START_S = 120.0
 # The idle gate's longest wait in tests (its own test uncaps it).
 GATE_CAP_S = 1.0
 
@@ -88,6 +92,7 @@ def fleet(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
     for backend, name in (("cuda", "w-cuda"), ("metal", "w-metal"), ("cpu", "cpu-1"),
                           ("cpu", "cpu-2")):
         local.start(backend, name)
+    until_live(settings, "w-cuda", "w-metal", "cpu-1", "cpu-2")
     yield local
     local.stop()
 
@@ -109,9 +114,16 @@ def sweep_file(tmp: Path, spec: dict[str, object]) -> Path:
     return path
 
 
-def submit(settings: Settings, path: Path) -> str:
+def until_live(settings: Settings, *names: str) -> None:
+    """Until these workers hold their leases: `submit` refuses a sweep no live worker serves."""
+    client = Store.connect(settings.redis_url).r
+    eventually(lambda: set(names) <= set(live_workers(client)), WORKER_START_S,
+               f"workers {', '.join(names)} live", every_s=0.1)
+
+
+def submit(settings: Settings, path: Path, *flags: str) -> str:
     # --again: tests share one Redis; the refusal of an identical sweep has its own test
-    done = cli(settings, "submit", "--again", str(path))
+    done = cli(settings, "submit", "--again", *flags, str(path))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 

@@ -12,7 +12,7 @@ import yaml
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import MOE_GAP_MODELS, make_models, make_target_repo
-from tests.support.fleet import fleet_settings
+from tests.support.fleet import fleet_settings, until_live
 from tests.support.samples import TOOLS
 from workers.shared.settings import Settings
 
@@ -30,6 +30,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Pa
         fleet = LocalFleet(settings, root / "logs", env={"PATH": path})
         fleet.start("cuda", "gb10-standin")
         fleet.start("metal", "studio-standin")
+        until_live(settings, "gb10-standin", "studio-standin")
         try:
             yield settings, repo, root
         finally:

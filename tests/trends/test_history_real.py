@@ -21,7 +21,7 @@ from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models
 from runner.trends.confirm import confirm
 from runner.trends.handoff import bisect_step
-from tests.support.fleet import fleet_settings, submit, sweep_file, wait
+from tests.support.fleet import fleet_settings, submit, sweep_file, until_live, wait
 from tests.support.load import hogs
 from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.trends.browser import browse
@@ -49,6 +49,7 @@ def _measure(settings: Settings, root: Path, name: str, history: History,
     fleet = LocalFleet(settings, root / f"logs-{name}")
     worker = fleet.start("cpu", f"history-{name}")
     try:
+        until_live(settings, f"history-{name}")
         with hogs([worker.pid]) if hogged else nullcontext():
             sweep_id = submit(settings, sweep_file(root, spec(history, commits, n=1)))
             wait(Store.connect(settings.redis_url), sweep_id, SWEEP_DEADLINE_S)

@@ -23,7 +23,7 @@ from runner.demo.local_fleet import LocalFleet, settings_env
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from runner.submit import resolve_commits, sign_all
-from tests.support.fleet import arms, fleet_settings
+from tests.support.fleet import arms, fleet_settings, until_live
 from tests.support.waits import eventually
 from workers.shared import redis_keys
 from workers.shared.catalogue import SHIPPED
@@ -68,8 +68,8 @@ class Fleet:
         path.write_text(yaml.safe_dump(spec, sort_keys=False))
         return path
 
-    def submit(self, path: Path) -> str:
-        done = self.cli("submit", "--again", str(path))  # one Redis for all tests
+    def submit(self, path: Path, *flags: str) -> str:
+        done = self.cli("submit", "--again", *flags, str(path))  # one Redis for all tests
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1]
 
@@ -145,15 +145,8 @@ def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | Non
         for backend, name in workers:
             fleet.start(backend, name)
         store = Store.connect(settings.redis_url)
-        _until_live(store, [name for _, name in workers])
+        until_live(settings, *(name for _, name in workers))
         yield Fleet(root, settings, fleet, target, store)
-
-
-def _until_live(store: Store, names: list[str]) -> None:
-    from workers.shared.leases import live_workers
-
-    eventually(lambda: set(names) <= set(live_workers(store.r)), DEADLINE_S,
-               f"workers {', '.join(names)} live", every_s=0.1)
 
 
 def files_under(folder: Path) -> set[str]:

@@ -25,7 +25,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
 
 def _waiting_cell(fleet: Fleet, name: str) -> tuple[str, Cell, Signed]:
     """A real sweep for a backend no worker serves: its cell waits, with its real envelope."""
-    sweep_id = fleet.submit(fleet.sweep_file(name, backend="rocm"))
+    sweep_id = fleet.submit(fleet.sweep_file(name, backend="rocm"), "--wait-for-worker")
     _, cells, _ = fleet.store.sweep(sweep_id)
     return sweep_id, cells[0], fleet.store.envelopes(sweep_id, [cells[0].id])[0]
 

@@ -10,7 +10,7 @@ import pytest
 
 from jobs.spec.cells import Cell
 from runner.demo.target_repo import make_target_repo
-from tests.support.fleet import wait
+from tests.support.fleet import until_live, wait
 from tests.trust.conftest import Fleet, files_under, trust_fleet
 from workers.shared.stores.local import LocalStore
 
@@ -22,6 +22,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     with trust_fleet(tmp_path_factory.mktemp("policy"), [("cpu", "guard")]) as fleet:
         closed = fleet.settings.model_copy(update={"allowed_repos": []})
         fleet.workers.start("locked", "closed", settings=closed)
+        until_live(fleet.settings, "closed")
         yield fleet
 
 

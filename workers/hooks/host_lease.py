@@ -2,9 +2,11 @@
 
 A lock on one file per host (BENCHFLEET_HOST_LOCK), whose descriptor the command inherits:
 if the worker dies and its command lives on as an orphan, the orphan still holds the lease,
-and nothing measures beside it. The holder writes who it is and until when into the file, so
-a worker that waits for it keeps its own lease alive for that long, not forever: the lease
-hook does the keeping (`keep_alive`, workers/hooks/lease.py).
+and nothing measures beside it. The holder writes who it is, its sweep and until when into
+the file, so a worker that waits for it keeps its own lease alive for that long, not forever:
+the lease hook does the keeping (`keep_alive`, workers/hooks/lease.py). The next taker reads
+whose sweep held it last: another sweep between two commands of one group is noted on the run
+(`other_sweep`), and the record flags it.
 """
 
 import fcntl
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from workers.execute import Command
 from workers.hooks import Hook, Proceed, Runs
-from workers.in_flight import Attempt
+from workers.in_flight import Attempt, Group
 
 # Roles that load the host and so take the lease (a probe's `--help` is too short to matter).
 HEAVY = ("build", "warmup", "measure", "profile")
@@ -30,13 +32,19 @@ class HostLease(Hook):
         # keep_alive(seconds): this worker stays live that long (its lease, plus its slack)
         self.path, self.worker, self.slack_s, self.keep_alive = path, worker, slack_s, keep_alive
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._held_in_group = False
+        self._other_sweep: str | None = None  # seen during this group, kept to its end
+
+    def before_group(self, group: Group) -> Group:
+        self._held_in_group, self._other_sweep = False, None
+        return group
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         if command.role not in HEAVY:
             return proceed()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            self._acquire(fd, command)
+            self._acquire(fd, command, attempt.sweep_id)
             command.pass_fds.append(fd)
             command.host_lease = True
             return proceed()
@@ -49,21 +57,35 @@ class HostLease(Hook):
                 command.pass_fds.remove(fd)
             os.close(fd)
 
-    def _acquire(self, fd: int, command: Command) -> None:
+    def _acquire(self, fd: int, command: Command, sweep_id: str) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             wait = _holder_until(fd) - time.time()
             self.keep_alive(max(wait, 0) + command.call.timeout_s)
             fcntl.flock(fd, fcntl.LOCK_EX)
+        last = _holder(fd).get("sweep")
+        if self._held_in_group and isinstance(last, str) and last != sweep_id:
+            self._other_sweep = last
+        self._held_in_group = True
+        command.other_sweep = self._other_sweep
         until = time.time() + command.call.timeout_s + self.slack_s
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"worker": self.worker, "pid": os.getpid(),
+        os.pwrite(fd, json.dumps({"worker": self.worker, "pid": os.getpid(), "sweep": sweep_id,
                                   "command": command.label, "until": until}).encode(), 0)
+
+
+def _holder(fd: int) -> dict[str, object]:
+    """What the lease's last holder wrote about itself ({} when nothing readable)."""
+    try:
+        said = json.loads(os.pread(fd, 4096, 0))
+    except (ValueError, OSError):
+        return {}
+    return said if isinstance(said, dict) else {}
 
 
 def _holder_until(fd: int) -> float:
     try:
-        return float(json.loads(os.pread(fd, 4096, 0))["until"])
-    except (ValueError, KeyError, TypeError, OSError):
+        return float(_holder(fd)["until"])  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):
         return time.time() + UNKNOWN_HOLD_S

@@ -141,3 +141,30 @@ def test_the_checker_takes_the_flags_the_builder_computed(record: Record,
     # Without them (a record read from a file) every flag is recomputed.
     monkeypatch.undo()
     assert check_record(built) == []
+
+
+def test_a_run_after_another_sweep_took_the_host_mid_group_is_flagged_and_checked() -> None:
+    sweep = load(Sweep, ONE_GROUP_SWEEP, "s.yaml")[0]
+    cells = expand(sweep)
+    later = {c.id for c in cells if c.order >= 4}  # the other sweep measured before order 4
+    results = {}
+    for c in cells:
+        r = result(c, 20.0 + c.repeat)
+        other = "other-20261201-0900-ab12" if c.id in later else None
+        results[c.id] = r.model_copy(update={
+            "runs": [r.runs[0].model_copy(update={"other_sweep": other})]})
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    record = with_evidence(build_record("s1", sweep, cells, states, results, {},
+                                        "2026-12-01T21:00:00+00:00"), results)
+    assert check_record(record) == []
+    flagged = {m.cell_id: m.flags for g in record.groups for m in g.measurements if m.flags}
+    assert set(flagged) == later
+    assert all(f == ["host shared with another sweep: sweep other-20261201-0900-ab12 measured "
+                     "on this host during this group, before this run"] for f in flagged.values())
+    assert record.host_sentence.startswith(f"{len(later)} of {len(cells)} measurements carry")
+    assert "host shared with another sweep" in render(record)
+    # The note removed, its flag kept: check recomputes the flags and says they differ.
+    g = record.groups[0]
+    hidden = [m.model_copy(update={"other_sweep": None}) for m in g.measurements]
+    edited = record.model_copy(update={"groups": [g.model_copy(update={"measurements": hidden})]})
+    assert {p.split(":")[0] for p in check_record(edited) if ": flags " in p} == later

@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support.cells import Submitted, python_command
+import redis
+
+from tests.support.cells import Submitted, python_command, submit
 from workers.execute import Command
 from workers.hooks.host_lease import HostLease
+from workers.in_flight import Attempt
 
 # Takes the lock, says until when it holds it, and holds it until its stdin closes.
 HOLDER = ("import fcntl, json, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
@@ -76,3 +79,32 @@ def test_a_held_host_keeps_the_waiting_worker_alive_for_the_holders_time(
     hook.around_command(submitted.attempt(), command, lambda: ())
     holder.wait(timeout=30)
     assert len(kept) == 1 and 540 < kept[0] <= 560  # the holder's 500 s and its own 60 s
+
+
+def test_another_sweep_between_two_commands_of_a_group_is_noted_to_the_groups_end(
+        submitted: Submitted, unit_redis: tuple[redis.Redis, str], tmp_path: Path) -> None:
+    other = submit(*unit_redis, tmp_path / "keys", sweep_id="hooks-other")
+    path = tmp_path / "host.lock"
+    mine = HostLease(path, "w1", 5.0, lambda s: None)
+    neighbour = HostLease(path, "w2", 5.0, lambda s: None)  # the same host, another worker
+
+    def run(hook: HostLease, attempt: Attempt, label: str) -> str | None:
+        command = python_command(tmp_path / "runs", "pass", label=label)
+        hook.around_command(attempt, command, lambda: ())
+        return command.other_sweep
+
+    neighbour.before_group(other.group())
+    run(neighbour, other.attempt(), "theirs-before")
+    mine.before_group(submitted.group())
+    # The other sweep held the host before this group began: the group is still back to back.
+    assert run(mine, submitted.attempt(0), "first") is None
+    neighbour.before_group(submitted.group("task-n"))  # another group of this sweep
+    assert run(neighbour, submitted.attempt(1), "same-sweep") is None
+    assert run(mine, submitted.attempt(1), "second") is None
+    neighbour.before_group(other.group())
+    run(neighbour, other.attempt(), "theirs-between")
+    assert run(mine, submitted.attempt(2), "third") == "hooks-other"
+    assert run(mine, submitted.attempt(3), "fourth") == "hooks-other"  # to the group's end
+    assert json.loads(path.read_text())["sweep"] == submitted.sweep_id
+    mine.before_group(submitted.group("task-2"))
+    assert run(mine, submitted.attempt(0), "next-group") is None
