@@ -142,7 +142,8 @@ def test_a_store_that_cannot_take_sweep_json_leaves_nothing_in_redis(
             done = cli(lab_.settings, "submit", "--wait-for-worker", str(path))
             assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
             assert re.fullmatch(  # after the warning that no worker is live
-                rf"benchfleet: warning: .*\nsweep \S+: storing and queuing 8 cells .*\nbenchfleet: cannot write "
+                rf"benchfleet: warning: .*\nsweep \S+: storing and queuing 8 cells .*\n"
+                rf"benchfleet: cannot write "
                 rf"\S+/sweep.json to the artifact store {store} \({why}\); free space "
                 r"there or set BENCHFLEET_ARTIFACTS to a writable store, then submit "
                 r"again \(nothing was saved or queued\)\n", done.stderr), done.stderr
