@@ -17,7 +17,7 @@ import redis
 from celery import Celery, bootsteps
 
 from jobs.errors import UserError
-from workers import orphans
+from workers import descendants, orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -75,6 +75,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          *events, "--loglevel", loglevel])
     finally:
         ctx.lease.lease.end()
+        descendants.close()
 
 
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
@@ -84,6 +85,13 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
+    how, ended = descendants.configure(workspace / "procs" / name)
+    if ended:
+        log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
+    if how == "subreaper":
+        log.warning("no writable cgroup v2 here: worker %s ends what its commands leave as "
+                    "their subreaper, but a daemon left by a command of a SIGKILLed worker "
+                    "outlives it (docs/faults.md)", name)
     client = redis.Redis.from_url(settings.redis_url, decode_responses=True,
                                   socket_timeout=30, socket_connect_timeout=10)
     refuse_evicting(client)  # an evicting Redis would lose sweeps and queues silently
