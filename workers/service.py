@@ -17,7 +17,7 @@ import redis
 from celery import Celery, bootsteps
 
 from jobs.errors import UserError
-from workers import descendants, orphans
+from workers import descendants, orphans, prctl
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -81,6 +81,10 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
     key = verifier(settings.verify_key)  # a worker without one fails before it connects
+    if prctl.available():
+        # A command runs as the worker's user; with the worker not dumpable, the worker's
+        # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
+        prctl.prctl(prctl.DUMPABLE, 0)
     workspace = settings.workspace
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
