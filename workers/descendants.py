@@ -13,12 +13,11 @@ import contextlib
 import hashlib
 import os
 import select
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from workers import prctl
+from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
 GONE_WITHIN_S = 5.0
@@ -79,47 +78,30 @@ class _Cgroup:
             os.close(fd)
 
 
-class _Subreaper:
+class _Subreaper(_GroupsOnly):
     """No writable cgroup: orphans of a command are re-parented to the worker, which kills
     every descendant it has once the command is done (it runs nothing else meanwhile)."""
 
     kind = "subreaper"
 
-    @contextlib.contextmanager
-    def born_inside(self) -> Iterator[None]:
-        yield
-
     def end(self) -> int:
-        ended: set[int] = set()
-        deadline = time.monotonic() + GONE_WITHIN_S
-        # A killed parent's children come to the worker next: ask until none is left.
-        while found := _descendants(os.getpid()):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"processes {sorted(found)} outlive their command")
-            for pid in found:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            for pid in _children(os.getpid()):
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
-            ended |= found
-        return len(ended)
+        return processes.end_descendants(GONE_WITHIN_S)
 
 
-_pen: _GroupsOnly | _Cgroup | _Subreaper = _GroupsOnly()
+_pen: _GroupsOnly | _Cgroup = _GroupsOnly()
 
 
 def configure(identity: Path) -> tuple[str, int]:
     """Choose how this worker ends its commands' descendants; end those its predecessor of the
     same `identity` (its workspace and name) left. (how, how many were ended)."""
     global _pen
-    if not prctl.available():
+    if not processes.available():
         return _pen.kind, 0
     cgroup = _make_cgroup(identity)
     if cgroup is not None:
         _pen = _Cgroup(cgroup)
     else:
-        prctl.prctl(prctl.CHILD_SUBREAPER, 1)
+        processes.prctl(processes.CHILD_SUBREAPER, 1)
         _pen = _Subreaper()
     return _pen.kind, _pen.end()
 
@@ -183,28 +165,3 @@ def _join(cgroup: Path) -> None:
         (cgroup / "cgroup.procs").write_text(str(os.getpid()))
     except OSError as error:
         raise RuntimeError(f"cannot move the worker into {cgroup}: {error.strerror}") from error
-
-
-def _descendants(root: int) -> set[int]:
-    parents = _parents()
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    return [child for child, parent in _parents().items() if parent == pid]
-
-
-def _parents() -> dict[int, int]:
-    """Every process's parent, from /proc/PID/stat (its fourth field)."""
-    parents = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                stat = Path(entry.path, "stat").read_text()
-                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    return parents

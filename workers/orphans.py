@@ -14,7 +14,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from workers import prctl
+from workers.shared import processes
 
 _registry: Path | None = None
 
@@ -45,8 +45,8 @@ def ended(pgid: int) -> None:
 
 def die_with_parent() -> None:
     """In the child, before exec: be killed when the worker dies (Linux only)."""
-    if prctl.available():
-        prctl.prctl(prctl.PDEATHSIG, signal.SIGKILL)
+    if processes.available():
+        processes.prctl(processes.PDEATHSIG, signal.SIGKILL)
 
 
 @cache

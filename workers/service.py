@@ -17,7 +17,7 @@ import redis
 from celery import Celery, bootsteps
 
 from jobs.errors import UserError
-from workers import descendants, orphans, prctl
+from workers import descendants, orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -36,7 +36,7 @@ from workers.hooks.signature import SignatureCheck
 from workers.host_facts import facts
 from workers.message_guard import guard_step
 from workers.offer import Offering, offer_step
-from workers.shared import redis_keys
+from workers.shared import processes, redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
@@ -81,10 +81,10 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
     key = verifier(settings.verify_key)  # a worker without one fails before it connects
-    if prctl.available():
+    if processes.available():
         # A command runs as the worker's user; with the worker not dumpable, the worker's
         # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
-        prctl.prctl(prctl.DUMPABLE, 0)
+        processes.prctl(processes.DUMPABLE, 0)
     workspace = settings.workspace
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
@@ -94,8 +94,8 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
     if how == "subreaper":
         log.warning("no writable cgroup v2 here: worker %s ends what its commands leave as "
-                    "their subreaper, but a daemon left by a command of a SIGKILLed worker "
-                    "outlives it (docs/faults.md)", name)
+                    "their subreaper; if the worker is SIGKILLed, only its supervisor ends a "
+                    "daemon its command left (docs/reliability.md)", name)
     client = redis.Redis.from_url(settings.redis_url, decode_responses=True,
                                   socket_timeout=30, socket_connect_timeout=10)
     refuse_evicting(client)  # an evicting Redis would lose sweeps and queues silently

@@ -65,8 +65,8 @@ def test_sigkill_mid_command_leaves_no_descendant_once_restarted(tmp_path: Path,
         lab_.wait(sweep_id)  # measured again, until its timeout ends it
     matrix.append({"fault": "SIGKILL of a worker whose command (/bin/sh) has a child and a "
                    "daemon in its own session", "outcome": "the shell dies with the worker; "
-                   "its child and the daemon are ended when the worker starts again (its "
-                   "command cgroup killed, else its process groups)",
+                   "its child and the daemon are ended when the worker of that name starts "
+                   "again (it kills its commands' cgroup)",
                    "recovery_s": round(swept_s, 1)})
 
 
