@@ -67,6 +67,9 @@ def run(config: dict[str, Any]) -> int:
         # What the worker leaves when it dies (a command's daemon in its own session, which
         # the worker's restart finds only in a cgroup) is re-parented here, and ended.
         processes.prctl(processes.CHILD_SUBREAPER, 1)
+        # The env file (the Redis password) passes through this memory: closed to the
+        # worker's commands, as the worker's own is (workers/service.py).
+        processes.prctl(processes.DUMPABLE, 0)
     child: subprocess.Popen[bytes] | None = None
     backoff = BACKOFF_FIRST_S
     try:
