@@ -15,6 +15,7 @@ import os
 import select
 import time
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from workers.shared import processes
@@ -139,6 +140,7 @@ def _make_cgroup(identity: Path) -> Path | None:
     return path if movable and (path / "cgroup.kill").exists() else None
 
 
+@cache
 def cgroup2_mount() -> Path | None:
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/mounts").read_text().splitlines():

@@ -47,17 +47,28 @@ def end_descendants(within_s: float) -> int:
 
 
 def _descendants(root: int) -> set[int]:
-    parents = _parents()
     found: set[int] = set()
     frontier = {root}
     while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        frontier = {child for pid in frontier for child in _children(pid)} - found
         found |= frontier
     return found
 
 
-def _children(pid: int) -> list[int]:
-    return [child for child, parent in _parents().items() if parent == pid]
+def _children(pid: int) -> set[int]:
+    """From /proc/PID/task/*/children, which reads a process's own subtree only (CONFIG_
+    PROC_CHILDREN); where the kernel lacks it, from every process's /proc/PID/stat."""
+    try:
+        lists = [task / "children" for task in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return set()  # gone meanwhile
+    if lists and not lists[0].exists():
+        return {child for child, parent in _parents().items() if parent == pid}
+    children: set[int] = set()
+    for path in lists:
+        with contextlib.suppress(OSError):
+            children |= {int(child) for child in path.read_text().split()}
+    return children
 
 
 def _parents() -> dict[int, int]:
