@@ -191,10 +191,15 @@ def _end(child: "subprocess.Popen[bytes]") -> None:
 
 def _end_orphans() -> None:
     """Every process the worker left, once it has exited: the supervisor runs nothing else."""
-    if processes.available():
+    if not processes.available():
+        return
+    try:
         ended = processes.end_descendants(STOP_GRACE_S)
-        if ended:
-            _say(f"ended {ended} processes the worker left")
+    except RuntimeError as error:  # a process stuck in the kernel: say so, supervise on
+        _say(str(error))
+        return
+    if ended:
+        _say(f"ended {ended} processes the worker left")
 
 
 def _end_leftover(worker_pidfile: Path, marker: str) -> None:

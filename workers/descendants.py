@@ -5,8 +5,9 @@ elsewhere on Linux the worker is a child subreaper that ends what it adopted.
 A process group is not enough: `setsid` leaves it, and a daemon that inherited the host lease's
 descriptor would hold the lease for ever. The worker's own cgroup is never killed: it steps
 into the command's cgroup only for the spawn, so the child is born inside before it can fork.
-A worker that was SIGKILLed mid-command ends its predecessor's cgroup when it starts again;
-without cgroups, its process groups (workers/orphans.py) are the only net for that case.
+A worker SIGKILLed mid-command leaves its cgroup full: the worker of that name kills it when it
+starts again. Without cgroups, the nets for that case are its supervisor (a subreaper too,
+deploy/supervise.py) and the process groups the restart kills (workers/orphans.py).
 """
 
 import contextlib
@@ -137,7 +138,11 @@ def _make_cgroup(identity: Path) -> Path | None:
     except OSError:
         return None
     movable = all(os.access(p / "cgroup.procs", os.W_OK) for p in (own, path))
-    return path if movable and (path / "cgroup.kill").exists() else None
+    if movable and (path / "cgroup.kill").exists():
+        return path
+    with contextlib.suppress(OSError):
+        path.rmdir()
+    return None
 
 
 @cache
