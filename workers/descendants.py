@@ -128,11 +128,9 @@ def close() -> None:
 def _make_cgroup(identity: Path) -> Path | None:
     """A cgroup for this worker's commands, made under its own, or None where cgroup v2 is
     absent or read-only here, or cannot kill (cgroup.kill came with Linux 5.14)."""
-    own = own_cgroup()
-    if own is None:
+    own, path = own_cgroup(), cgroup_path(identity)
+    if own is None or path is None:
         return None
-    digest = hashlib.sha256(str(identity).encode()).hexdigest()[:10]
-    path = own / f"benchfleet-{identity.name}-{digest}"
     try:
         path.mkdir(exist_ok=True)
     except OSError:
@@ -143,6 +141,13 @@ def _make_cgroup(identity: Path) -> Path | None:
     with contextlib.suppress(OSError):
         path.rmdir()
     return None
+
+
+def cgroup_path(identity: Path) -> Path | None:
+    """Where the commands' cgroup of the worker of `identity` is (or would be) made."""
+    own = own_cgroup()
+    digest = hashlib.sha256(str(identity).encode()).hexdigest()[:10]
+    return None if own is None else own / f"benchfleet-{identity.name}-{digest}"
 
 
 @cache
