@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from deploy.envfile import read_env
+from workers.shared import processes
 
 # First restart after 1 s, doubling to at most a minute; a worker that lived this long is
 # healthy again and its next restart is quick.
@@ -62,6 +63,13 @@ def run(config: dict[str, Any]) -> int:
     lock.flush()
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    if processes.available():
+        # What the worker leaves when it dies (a command's daemon in its own session, which
+        # the worker's restart finds only in a cgroup) is re-parented here, and ended.
+        processes.prctl(processes.CHILD_SUBREAPER, 1)
+        # The env file (the Redis password) passes through this memory: closed to the
+        # worker's commands, as the worker's own is (workers/service.py).
+        processes.prctl(processes.DUMPABLE, 0)
     child: subprocess.Popen[bytes] | None = None
     backoff = BACKOFF_FIRST_S
     try:
@@ -70,6 +78,7 @@ def run(config: dict[str, Any]) -> int:
             started = time.monotonic()
             child = _spawn(config)
             code = child.wait()
+            _end_orphans()
             lived = time.monotonic() - started
             backoff = BACKOFF_FIRST_S if lived >= HEALTHY_AFTER_S else backoff
             _say(f"worker {child.pid} exited with {code} after {lived:.0f} s; restarting in "
@@ -79,6 +88,7 @@ def run(config: dict[str, Any]) -> int:
     except Stop:
         if child is not None:
             _end(child)
+            _end_orphans()
         _say("stopped")
     finally:
         Path(config["worker_pidfile"]).unlink(missing_ok=True)
@@ -177,6 +187,19 @@ def _end(child: "subprocess.Popen[bytes]") -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+
+
+def _end_orphans() -> None:
+    """Every process the worker left, once it has exited: the supervisor runs nothing else."""
+    if not processes.available():
+        return
+    try:
+        ended = processes.end_descendants(STOP_GRACE_S)
+    except RuntimeError as error:  # a process stuck in the kernel: say so, supervise on
+        _say(str(error))
+        return
+    if ended:
+        _say(f"ended {ended} processes the worker left")
 
 
 def _end_leftover(worker_pidfile: Path, marker: str) -> None:

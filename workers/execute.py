@@ -22,7 +22,7 @@ from typing import Literal
 from jobs.parsers.readings import RunOutput
 from jobs.record.attempts import Run
 from jobs.spec.recipes import Invocation
-from workers import orphans
+from workers import descendants, orphans
 from workers.host_facts import load1
 from workers.shared.clock import now
 from workers.shared.parser_files import read_bounded
@@ -99,10 +99,11 @@ def run(command: Command) -> Run:
         # setpriv would exec the command itself: say here, as Popen would, what cannot start.
         prefix = orphans.pdeathsig_prefix() if _runnable(call.argv[0], command.cwd, env) else ()
         try:
-            proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, pass_fds=command.pass_fds,
-                                    preexec_fn=None if prefix else orphans.die_with_parent)
+            with descendants.born_inside():
+                proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
+                                        stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        start_new_session=True, pass_fds=command.pass_fds,
+                                        preexec_fn=None if prefix else orphans.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127
@@ -115,6 +116,7 @@ def run(command: Command) -> Run:
                 code, timed_out, stopped = _wait(proc, command)
             finally:
                 _kill_group(proc.pid)
+                descendants.end()  # what left the group: a daemon in its own session
                 _running.discard(proc.pid)
                 orphans.ended(proc.pid)
     if stopped:

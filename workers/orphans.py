@@ -7,8 +7,6 @@ parent-death signal, so there the sweep at start is the only net.
 """
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -16,7 +14,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
+from workers.shared import processes
+
 _registry: Path | None = None
 
 
@@ -46,9 +45,8 @@ def ended(pgid: int) -> None:
 
 def die_with_parent() -> None:
     """In the child, before exec: be killed when the worker dies (Linux only)."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if processes.available():
+        processes.prctl(processes.PDEATHSIG, signal.SIGKILL)
 
 
 @cache

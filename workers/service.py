@@ -18,7 +18,7 @@ from celery import Celery, bootsteps
 
 from jobs.errors import UserError
 from jobs.spec.backends import backend_warning
-from workers import orphans
+from workers import descendants, orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -37,7 +37,7 @@ from workers.hooks.signature import SignatureCheck
 from workers.host_facts import facts
 from workers.message_guard import guard_step
 from workers.offer import Offering, offer_step
-from workers.shared import redis_keys
+from workers.shared import processes, redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
@@ -77,15 +77,27 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          *events, "--loglevel", loglevel])
     finally:
         ctx.lease.lease.end()
+        descendants.close()
 
 
 def start(settings: Settings, backend: str, name: str, events: Hook | None = None) -> Context:
     """Everything a worker needs, its leftovers swept and its name leased (or refused)."""
     key = verifier(settings.verify_key)  # a worker without one fails before it connects
+    if processes.available():
+        # A command runs as the worker's user; with the worker not dumpable, the worker's
+        # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
+        processes.prctl(processes.DUMPABLE, 0)
     workspace = settings.workspace
     left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
+    how, ended = descendants.configure(workspace / "procs" / name)
+    if ended:
+        log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
+    if how == "subreaper":
+        log.warning("no writable cgroup v2 here: worker %s ends what its commands leave as "
+                    "their subreaper; if the worker is SIGKILLed, only its supervisor ends a "
+                    "daemon its command left (docs/reliability.md)", name)
     client = connect(settings.redis_url, decode_responses=True, socket_timeout=30,
                      socket_connect_timeout=10)
     refuse_evicting(client)  # an evicting Redis would lose sweeps and queues silently

@@ -14,7 +14,7 @@ STOP_GRACE_S = 30.0
 
 
 # Only the coordinator signs: a worker that held the private key could be made to sign work
-# by any command it runs (a command reads its worker's /proc/PID/environ).
+# by any command it runs as root (such a command reads its worker's /proc/PID/environ).
 COORDINATOR_ONLY = "BENCHFLEET_SIGNING_KEY"
 
 

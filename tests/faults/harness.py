@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
 from tests.support.fleet import cli, fleet_settings
 from tests.support.waits import eventually
+from workers import descendants
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores import CorruptArtifact, get_json
@@ -122,6 +123,17 @@ def lab_on(root: Path, server: RedisServer, redis_url: str, **settings: object
         yield Lab(root, server, config, fleet, repo, shas)
     finally:
         fleet.stop()
+        _remove_cgroups(config, fleet)
+
+
+def _remove_cgroups(settings: Settings, fleet: LocalFleet) -> None:
+    """The commands' cgroups a SIGKILLed worker left (empty once the lab is down): a worker
+    removes its own only when it stops."""
+    for key in fleet.procs:
+        path = descendants.cgroup_path(Path(settings.workspace) / "procs" / key.split("/")[0])
+        with suppress(OSError):
+            if path is not None:
+                path.rmdir()
 
 
 @contextmanager

@@ -31,7 +31,8 @@ def main() -> int:
 
 def render(rows: list[dict[str, object]], code: int) -> str:
     lines = ["# The fault matrix", "",
-             "Each fault is a test in `tests/faults/test_fault_matrix.py`, run in CI, on real "
+             "Each fault is a test in `tests/faults/` (`test_fault_matrix.py` and its "
+             "neighbours), run in CI, on real "
              "worker processes, a real redis-server (AOF on), real git and a real network "
              "namespace. Every one ends with every cell in a final state, at most one accepted "
              "measurement per cell and generation (the sweep's log has one `done` per cell "
@@ -53,7 +54,10 @@ def render(rows: list[dict[str, object]], code: int) -> str:
               "Redis restart, from the restart to the next cell done; network cut, from the "
               "link going down to the cell running on another worker; purge, from the purge "
               "to a cell running; hang, the whole sweep (its timeout is 3 s); junk, from the push "
-              "to the next cell done (the worker does not exit).", ""]
+              "to the next cell done (the worker does not exit); daemon, the whole two-cell "
+              "sweep (the second cell needs the lease the first one's daemon held); SIGKILL "
+              "with a child and a daemon, from the kill to both gone (the worker started "
+              "again at once).", ""]
     return "\n".join(lines)
 
 

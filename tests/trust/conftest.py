@@ -113,24 +113,33 @@ def envelope(sweep_id: str, cell: Cell, generation: int = 0) -> bytes:
     return encode(sweep_id, generation, "planted", cell)
 
 
+# A build step that tries its worker's (its parent's) environment and memory.
+PEEK = ("echo parent $PPID; cat /proc/$PPID/environ || echo environ refused; "
+        "(exec 3< /proc/$PPID/mem) && echo mem opened || echo mem refused")
+
+
 def catalogue(path: Path) -> Path:
-    """The shipped catalogue plus builds that print their environment: one sees only what
-    the worker lets through, one names HF_TOKEN in `pass_env`."""
+    """The shipped catalogue plus builds that print their environment (one sees only what
+    the worker lets through, one names HF_TOKEN in `pass_env`) or peek into their worker's."""
     data = yaml.safe_load(SHIPPED.read_text())
     build = data["recipes"]["tinymoe-build"]
     steps = [{"name": "env", "command": ["env"]}, {"name": "build", "command": build["command"]}]
     data["recipes"]["env-dump-build"] = {"kind": "build", "steps": steps, "timeout_s": 300}
     data["recipes"]["pass-env-build"] = {"kind": "build", "steps": steps, "timeout_s": 300,
                                          "pass_env": ["HF_TOKEN"]}
+    peek = {"name": "peek", "command": ["sh", "-c", PEEK]}
+    data["recipes"]["peek-build"] = {"kind": "build", "steps": [peek, steps[1]],
+                                     "timeout_s": 300}
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
 
 @contextmanager
 def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | None = None,
-                **overrides: object) -> Iterator[Fleet]:
+                wrap: tuple[str, ...] = (), **overrides: object) -> Iterator[Fleet]:
     """Workers (backend, name) with the secrets in their environment, against a private
-    Redis that requires a password (or `redis_url`, when the caller runs its own)."""
+    Redis that requires a password (or `redis_url`, when the caller runs its own); `wrap`
+    runs each worker inside another command."""
     target = root / "target"
     make_target_repo(target)
     make_models(root / "models", DEMO_MODELS)
@@ -143,7 +152,7 @@ def trust_fleet(root: Path, workers: list[tuple[str, str]], redis_url: str | Non
         fleet = LocalFleet(settings, root / "logs", env=SECRETS)
         stack.callback(fleet.stop)
         for backend, name in workers:
-            fleet.start(backend, name)
+            fleet.start(backend, name, wrap=wrap)
         store = Store.connect(settings.redis_url)
         until_live(settings, *(name for _, name in workers))
         yield Fleet(root, settings, fleet, target, store)

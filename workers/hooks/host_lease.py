@@ -2,11 +2,13 @@
 
 A lock on one file per host (BENCHFLEET_HOST_LOCK), whose descriptor the command inherits:
 if the worker dies and its command lives on as an orphan, the orphan still holds the lease,
-and nothing measures beside it. The holder writes who it is, its sweep and until when into
-the file, so a worker that waits for it keeps its own lease alive for that long, not forever:
-the lease hook does the keeping (`keep_alive`, workers/hooks/lease.py). The next taker reads
-whose sweep held it last: another sweep between two commands of one group is noted on the run
-(`other_sweep`), and the record flags it.
+and nothing measures beside it, until the worker's restart ends it. On a live worker nothing
+holds it past the command: every descendant ends with it (workers/descendants.py).
+The holder writes who it is, its sweep and until when into the file, so a worker that waits
+for it keeps its own lease alive for that long, not forever: the lease hook does the keeping
+(`keep_alive`, workers/hooks/lease.py). The next taker reads whose sweep held it last: another
+sweep between two commands of one group is noted on the run (`other_sweep`), and the record
+flags it.
 """
 
 import fcntl
