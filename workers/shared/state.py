@@ -31,8 +31,8 @@ _FINAL_LUA = "local final = {" + ", ".join(f"{s}=1" for s in sorted(FINAL)) + "}
 
 def lua(name: str, head: bool = True) -> str:
     """A Redis script from workers/shared/lua/: every one with the lease functions (Redis's
-    clock), the cell scripts also with their shared head."""
-    parts = ["lease_head", *(["head"] if head else []), name]
+    clock), the cell scripts also with their shared head and the task event."""
+    parts = ["lease_head", *(["head", "event"] if head else []), name]
     return (_FINAL_LUA if head else "") + "".join((_LUA / f"{p}.lua").read_text() for p in parts)
 
 
@@ -41,6 +41,21 @@ class Taken:
     attempt: int | None
     why_not: str | None
     lease_lost: bool = False  # the worker's lease was gone: nothing was taken
+    marked: bool = False  # the cell's cancel mark was set (read when one was asked for)
+
+
+@dataclass(frozen=True)
+class TaskEvent:
+    """A Celery task event a cell script sends in its own step (lua/event.lua): `body` with
+    "@attempt@" and "@retries@" filled in, base64-encoded into `message` at "@body@"."""
+
+    topic: str
+    message: str
+    body: str
+
+
+def _event_args(event: TaskEvent | None) -> list[str]:
+    return [event.topic, event.message, event.body] if event else ["", "", ""]
 
 
 class Store:
@@ -128,22 +143,31 @@ class Store:
         return CellState.model_validate_json(raw) if raw else None
 
     def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
-             instance: str, lease_s: float) -> Taken:
+             instance: str, lease_s: float, cancel_mark: str | None = None,
+             event: TaskEvent | None = None) -> Taken:
         """Take a cell for this attempt and renew the worker's lease for `lease_s`, in one
-        script: a worker whose lease is gone takes nothing."""
-        ok, detail = self._take(keys=cell_script_keys(sweep_id, "attempts"),
-                                args=[cell_id, generation, worker, instance, lease_s, now()])
+        script: a worker whose lease is gone takes nothing. In the same step it reads the
+        cell's `cancel_mark` in the sweep's cancel set and sends `event` once taken."""
+        ok, detail, *marked = self._take(
+            keys=cell_script_keys(sweep_id, "attempts", "cancel"),
+            args=[cell_id, generation, worker, instance, lease_s, now(), cancel_mark or "",
+                  *_event_args(event)])
         if int(ok) < 0:
             return Taken(None, str(detail), lease_lost=True)
-        return Taken(int(detail), None) if ok else Taken(None, str(detail))
+        return Taken(int(detail), None, marked=bool(marked[0])) if ok else Taken(None,
+                                                                                  str(detail))
 
     def finish(self, sweep_id: str, cell_id: str, worker: str, instance: str, attempt: int,
-               status: CellStatus, reason: str | None, lease_s: float) -> tuple[bool, bool]:
+               status: CellStatus, reason: str | None, lease_s: float, release: bool = False,
+               event: TaskEvent | None = None) -> tuple[bool, bool]:
         """Accept the attempt's outcome and renew the worker's lease for `lease_s`, in one
-        script: (accepted, renewed); not accepted when the cell is no longer this attempt's."""
+        script: (accepted, renewed); not accepted when the cell is no longer this attempt's.
+        In the same step it lets go of the message's hold (`release`: its last cell) and
+        sends `event`, whatever the outcome."""
         accepted, renewed = self._finish(
             keys=cell_script_keys(sweep_id),
-            args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s])
+            args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s,
+                  "1" if release else "", *_event_args(event)])
         return bool(accepted), bool(renewed)
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,
