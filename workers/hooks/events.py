@@ -18,7 +18,7 @@ from kombu.serialization import dumps
 
 from jobs.record.attempts import AttemptResult
 from workers.hooks import Hook, Riders
-from workers.in_flight import Arrival, Attempt
+from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.state import TaskEvent
 
 CELL_TASK = "benchfleet.cell"
@@ -31,7 +31,11 @@ class CellEvents(Hook):
         self.connection = app.connection_for_write()
         self.dispatcher = app.events.Dispatcher(self.connection, hostname=hostname,
                                                 enabled=True)
-        self.started: dict[tuple[str, str], float] = {}
+        self.started: dict[tuple[str, str], float] = {}  # this message's cells, by (sweep, cell)
+
+    def before_group(self, group: Group) -> Group:
+        self.started = {}  # a cell dropped at its take never ends here: not kept past it
+        return group
 
     def rides_take(self, arrival: Arrival) -> Riders:
         """task-received, sent by the take once it knows the attempt's number (the script
