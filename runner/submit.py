@@ -81,13 +81,16 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
     if not again:
         refuse_same(store, spec, source)
     cells = expand(pinned)
+    dumped = [c.model_dump(mode="json") for c in cells]  # once, for all three below
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-    signed = sign_all(key, sweep_id, 0, spec, cells)
-    store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved)
+    signed = sign_all(key, sweep_id, 0, spec, cells, dumped=dumped)
+    store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved,
+                     dumped=dumped)
     write_sweep_file(open_store(settings.artifacts, settings), SweepFile(
         protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
         sweep=pinned, cells=cells, resolved=resolved,
-        spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
+        spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}),
+        dumped)
     publish(store.r, group_messages(sweep_id, cells, signed))
     return sweep_id, cells
 
@@ -104,10 +107,12 @@ def refuse_same(store: Store, spec: str, source: str) -> None:
 
 
 def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list[Cell],
-             rebuild: bool = False) -> dict[str, Signed]:
+             rebuild: bool = False, dumped: list[dict[str, object]] | None = None
+             ) -> dict[str, Signed]:
+    """Each cell's envelope, signed; `dumped`: the cells already as JSON data, in order."""
     signed = {}
-    for cell in cells:
-        data = encode(sweep_id, generation, spec, cell, rebuild)
+    for i, cell in enumerate(cells):
+        data = encode(sweep_id, generation, spec, cell, rebuild, dumped[i] if dumped else None)
         signed[cell.id] = Signed(data.decode(), key.sign(data))
     return signed
 

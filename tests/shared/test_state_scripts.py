@@ -14,7 +14,7 @@ from tests.support.waits import eventually
 from workers.shared import cancels, redis_keys
 from workers.shared.clock import epoch
 from workers.shared.leases import Lease
-from workers.shared.state import TaskEvent
+from workers.shared.state import CellRow, TaskEvent
 
 
 def _running(submitted: Submitted, index: int = 0) -> str:
@@ -145,3 +145,14 @@ def test_the_finish_settles_releases_and_sends_its_event_in_one_step(
     assert [m["body"] for m in _published(pubsub)] == [{"uuid": "end:1", "retries": 0},
                                                         {"uuid": "stale:2", "retries": 1}]
     pubsub.close()
+
+
+def test_a_sweeps_rows_are_read_without_its_cells(submitted: Submitted) -> None:
+    """`status` counts and shows rows (id, backend, model, where it may run), kept with the
+    sweep; a sweep saved before rows were kept gives them from its cells."""
+    store, sweep_id = submitted.store, submitted.sweep_id
+    rows = store.rows(sweep_id)
+    assert rows == [CellRow.of(c) for c in submitted.cells]
+    assert store.r.hdel(redis_keys.sweep(sweep_id), "rows") == 1
+    assert store.rows(sweep_id) == rows
+    assert store.statuses(sweep_id) == {c.id: "queued" for c in submitted.cells}

@@ -45,6 +45,22 @@ class Taken:
 
 
 @dataclass(frozen=True)
+class CellRow:
+    """What `status` counts and shows of a cell: its id, and where it may run. Kept with the
+    sweep as a compact list, so a status reads no cell in full."""
+
+    id: str
+    backend: str
+    model: str
+    host: str | None
+    requires: tuple[str, ...]
+
+    @classmethod
+    def of(cls, cell: Cell) -> "CellRow":
+        return cls(cell.id, cell.backend, cell.model, cell.host, tuple(cell.requires))
+
+
+@dataclass(frozen=True)
 class TaskEvent:
     """A Celery task event a cell script sends in its own step (lua/event.lua): `body` with
     "@attempt@" and "@retries@" filled in, base64-encoded into `message` at "@body@"."""
@@ -80,15 +96,18 @@ class Store:
     def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
                    spec: str, signed: dict[str, Signed], resolved: dict[str, str],
                    states: dict[str, CellState] | None = None,
-                   attempts: dict[str, int] | None = None) -> None:
+                   attempts: dict[str, int] | None = None,
+                   dumped: list[dict[str, object]] | None = None) -> None:
         """Store a new sweep (every cell queued), or put back one Redis lost (`states` and
-        the `attempts` already used, from the artifact store)."""
+        the `attempts` already used, from the artifact store); `dumped`: the cells already
+        as JSON data."""
         queued = _dump(CellState(status="queued", updated=now()))
         pipe = self.r.pipeline()
         pipe.hset(redis_keys.sweep(sweep_id), mapping={
             "sweep": sweep.model_dump_json(), "source": source, "created": now(),
             "spec_hash": spec, "resolved": json.dumps(resolved),
-            "cells": json.dumps([c.model_dump(mode="json") for c in cells])})
+            "cells": json.dumps(dumped or [c.model_dump(mode="json") for c in cells]),
+            "rows": json.dumps([[c.id, c.backend, c.model, c.host, c.requires] for c in cells])})
         pipe.hset(redis_keys.sweep(sweep_id, "states"), mapping={
             c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
         if attempts:
@@ -112,6 +131,14 @@ class Store:
         cells = [Cell.model_validate(c) for c in json.loads(data["cells"])]
         return Sweep.model_validate_json(data["sweep"]), cells, data
 
+    def rows(self, sweep_id: str) -> list[CellRow]:
+        """The sweep's cells as rows, without reading the cells themselves; a sweep saved
+        before rows were kept gives them from its cells."""
+        raw = self.r.hget(redis_keys.sweep(sweep_id), "rows")
+        if raw is None:
+            return [CellRow.of(c) for c in self.sweep(sweep_id)[1]]
+        return [CellRow(i, b, m, h, tuple(r)) for i, b, m, h, r in json.loads(raw)]
+
     def sweep_ids(self) -> list[str]:
         return list(self.r.zrevrange(SWEEPS, 0, -1))
 
@@ -132,6 +159,11 @@ class Store:
     def states(self, sweep_id: str) -> dict[str, CellState]:
         raw = self.r.hgetall(redis_keys.sweep(sweep_id, "states"))
         return {k: CellState.model_validate_json(v) for k, v in raw.items()}
+
+    def statuses(self, sweep_id: str) -> dict[str, str]:
+        """Each cell's status alone: what counting needs, without parsing whole states."""
+        raw = self.r.hgetall(redis_keys.sweep(sweep_id, "states"))
+        return {k: json.loads(v)["status"] for k, v in raw.items()}
 
     def states_of(self, sweep_id: str, cell_ids: list[str]) -> dict[str, CellState]:
         raw = self.r.hmget(redis_keys.sweep(sweep_id, "states"), cell_ids) if cell_ids else []
