@@ -232,7 +232,8 @@ def _memory(m: dict[str, Any]) -> str:
         for b, c in zip(m["rss_kb"]["benchfleet"], m["rss_kb"]["bare"], strict=True))
     return f"""### Over {m['cells']:,} cells
 
-Each worker (fresh, its own queue) ran {m['warmup_cells']:,} no-op cells of warm-up, then
+Each worker (benchfleet's the throughput block's, bare Celery's a fresh one on its own
+queue) ran {m['warmup_cells']:,} no-op cells of warm-up, then
 {m['cells']:,} more: benchfleet as sweeps of 100 cells (one message each), bare Celery as 100
 tasks at a time, interleaved. VmRSS in MiB, read between batches; growth per cell from the
 first reading to the last:
