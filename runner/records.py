@@ -204,9 +204,13 @@ def load(path: Path) -> Record:
                         f"({error.error_count()} problems)") from None
 
 
-def write_sweep_file(store: ArtifactStore, content: SweepFile) -> None:
-    """The sweep's spec and cells beside its artifacts, so a record can be rebuilt offline."""
-    put_json(store, f"{content.sweep_id}/{SWEEP_FILE}", content.model_dump(mode="json"))
+def write_sweep_file(store: ArtifactStore, content: SweepFile,
+                     dumped: list[dict[str, object]] | None = None) -> None:
+    """The sweep's spec and cells beside its artifacts, so a record can be rebuilt offline;
+    `dumped`: its cells already as JSON data (then `content.cells` is not read)."""
+    data = content.model_dump(mode="json", exclude={"cells"} if dumped is not None else None)
+    put_json(store, f"{content.sweep_id}/{SWEEP_FILE}",
+             data if dumped is None else {**data, "cells": dumped})
 
 
 def read_sweep_file(store: ArtifactStore, sweep_id: str) -> SweepFile:

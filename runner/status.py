@@ -4,6 +4,7 @@ scripts; `--watch` follows it (runner/watch.py)."""
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -16,9 +17,22 @@ _STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "ma
 ORDER = ("done", "failed", "timed_out", "cancelled", "skipped", "running", "queued")
 # Up to this many cells the table lists every one; above it, the overview.
 FULL_TABLE_CELLS = 60
+# The cells shown in full in the overview: those that need a look.
+NOTABLE = ("failed", "timed_out", "running")
 
 
-def table(cells: Sequence[Cell], states: Mapping[str, CellState], title: str) -> Table:
+class Row(Protocol):
+    """A cell as the views use it (a Cell, or the sweep's compact CellRow)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+
+def table(cells: Sequence[Row], states: Mapping[str, CellState], title: str) -> Table:
     # On a narrow terminal the long cell id folds; the short columns keep their words whole.
     t = Table(title=title, caption="cell: commit-backend-model-arm-repeat-hash")
     t.add_column("cell", overflow="fold", ratio=3)
@@ -39,17 +53,18 @@ def _phase(state: CellState) -> str:
     return f" ({state.phase})" if state.status == "running" and state.phase else ""
 
 
-def overview(cells: Sequence[Cell], states: Mapping[str, CellState], title: str) -> list[Table]:
-    """Counts per backend and model, then every cell that failed or is running."""
+def overview(cells: Sequence[Row], states: Mapping[str, CellState], title: str,
+             statuses: Mapping[str, str]) -> list[Table]:
+    """Counts per backend and model, then every cell that failed or is running (`states`
+    need hold only those)."""
     counts: Counter[tuple[str, str, str]] = Counter(
-        (c.backend, c.model, states[c.id].status if c.id in states else "queued") for c in cells)
+        (c.backend, c.model, statuses.get(c.id, "queued")) for c in cells)
     t = Table(title=f"{title} (every cell: --all)")
     for column in ("backend", "model", *ORDER):
         t.add_column(column, justify="right" if column in ORDER else "left")
     for backend, model in sorted({(b, m) for b, m, _ in counts}):
         t.add_row(backend, model, *(str(counts[(backend, model, s)] or "") for s in ORDER))
-    notable = [c for c in cells if c.id in states
-               and states[c.id].status in ("failed", "timed_out", "running")]
+    notable = [c for c in cells if statuses.get(c.id) in NOTABLE]
     tables = [t]
     if notable:
         tables.append(table(notable, states, "failed, timed out and running cells"))
@@ -61,11 +76,11 @@ def summary(states: Mapping[str, CellState]) -> str:
 
 
 def cut_short(sweep_id: str, groups: set[str], cells: Sequence[Cell],
-              states: Mapping[str, CellState]) -> list[str]:
+              statuses: Mapping[str, str]) -> list[str]:
     """The line for a sweep whose submit was cut short (`groups`: those it has not queued)."""
     if not groups:
         return []
-    n = sum(c.group in groups and states[c.id].status == "queued" for c in cells)
+    n = sum(c.group in groups and statuses[c.id] == "queued" for c in cells)
     return [f"saved, {n:,} of {len(cells):,} cells not yet published (its submit was cut "
             f"short): run `benchfleet submit --resume {sweep_id}`"]
 
@@ -74,10 +89,22 @@ def counts_text(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{counts[k]} {k}" for k in ORDER if counts.get(k))
 
 
-def show(console: Console, cells: Sequence[Cell], states: Mapping[str, CellState], title: str,
-         everything: bool) -> None:
+def in_full(cells: Sequence[Row], statuses: Mapping[str, str], everything: bool) -> list[str]:
+    """The cells `show` lists in full: every one in a small sweep (or with --all), else the
+    notable."""
+    if everything or len(cells) <= FULL_TABLE_CELLS:
+        return [c.id for c in cells]
+    return [c.id for c in cells if statuses.get(c.id) in NOTABLE]
+
+
+def show(console: Console, cells: Sequence[Row], states: Mapping[str, CellState], title: str,
+         everything: bool, statuses: Mapping[str, str] | None = None) -> None:
+    """The table or the overview; `states` need hold only the cells `in_full` names when
+    `statuses` gives every cell's."""
+    if statuses is None:
+        statuses = {k: s.status for k, s in states.items()}
     views: Iterable[Table] = ([table(cells, states, title)]
                               if everything or len(cells) <= FULL_TABLE_CELLS
-                              else overview(cells, states, title))
+                              else overview(cells, states, title, statuses))
     for view in views:
         console.print(view)

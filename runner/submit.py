@@ -104,29 +104,34 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
                            catalogue or load_catalogue(settings.catalogue))
         if reasons:
             on_unserved(reasons)
+    dumped = [c.model_dump(mode="json") for c in cells]  # once, for all three below
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     if started:
         started(sweep_id, len(cells))
-    signed = sign_all(key, sweep_id, 0, spec, cells)
+    signed = sign_all(key, sweep_id, 0, spec, cells, dumped=dumped)
     # The store first: one that cannot take sweep.json (full, read-only) leaves nothing in
     # Redis, and a sweep in Redis always has its sweep.json to be restored from.
     store_sweep_file(settings, SweepFile(
         protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=now(), source=source,
         sweep=pinned, cells=cells, resolved=resolved,
-        spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}))
+        spec_hash=spec, envelopes={c: [s.envelope, s.signature] for c, s in signed.items()}),
+        dumped)
     messages = group_messages(sweep_id, cells, signed)
     same = store.save_sweep(sweep_id, pinned, cells, source, spec, signed, resolved=resolved,
-                            unpublished=[m.group for m in messages], unique=not again)
+                            unpublished=[m.group for m in messages], unique=not again,
+                            dumped=dumped)
     if same is not None:  # an identical submit was saved since the early check
         raise UserError(_same_sentence(store, same, source))
     store.queue_once(sweep_id, messages)
     return sweep_id, cells
 
 
-def store_sweep_file(settings: Settings, content: SweepFile) -> None:
-    """sweep.json into the artifact store, or one sentence saying why it cannot go there."""
+def store_sweep_file(settings: Settings, content: SweepFile,
+                     dumped: list[dict[str, object]] | None = None) -> None:
+    """sweep.json into the artifact store, or one sentence saying why it cannot go there;
+    `dumped`: its cells already as JSON data."""
     try:
-        write_sweep_file(open_store(settings.artifacts, settings), content)
+        write_sweep_file(open_store(settings.artifacts, settings), content, dumped)
     except OSError as error:
         raise UserError(f"cannot write {content.sweep_id}/sweep.json to the artifact store "
                         f"{settings.artifacts} ({error.strerror or error}); free space there "
@@ -149,10 +154,12 @@ def _same_sentence(store: Store, same: str, source: str) -> str:
 
 
 def sign_all(key: Signer, sweep_id: str, generation: int, spec: str, cells: list[Cell],
-             rebuild: bool = False) -> dict[str, Signed]:
+             rebuild: bool = False, dumped: list[dict[str, object]] | None = None
+             ) -> dict[str, Signed]:
+    """Each cell's envelope, signed; `dumped`: the cells already as JSON data, in order."""
     signed = {}
-    for cell in cells:
-        data = encode(sweep_id, generation, spec, cell, rebuild)
+    for i, cell in enumerate(cells):
+        data = encode(sweep_id, generation, spec, cell, rebuild, dumped[i] if dumped else None)
         signed[cell.id] = Signed(data.decode(), key.sign(data))
     return signed
 

@@ -8,7 +8,7 @@ the states again, once."""
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sized
 from datetime import datetime
 
 from rich.console import Console, Group
@@ -17,7 +17,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from jobs.record.attempts import FINAL, CellState
-from jobs.spec.cells import Cell
 from jobs.statistics.progress import CellTimes, eta_text
 from runner.status import counts_text
 from workers.shared import redis_keys
@@ -31,7 +30,7 @@ QUIET_S = 5.0
 class Following:
     """What the watch knows of a sweep: each cell's state, and how long its cells took."""
 
-    def __init__(self, store: Store, sweep_id: str, cells: Sequence[Cell]) -> None:
+    def __init__(self, store: Store, sweep_id: str, cells: Sized) -> None:
         self.store, self.sweep_id, self.total = store, sweep_id, len(cells)
         self.times = CellTimes()
         self.read = 0  # log entries read so far
@@ -94,7 +93,7 @@ def workers_table(following: Following) -> Table:
     return t
 
 
-def watch(store: Store, sweep_id: str, cells: Sequence[Cell], console: Console) -> None:
+def watch(store: Store, sweep_id: str, cells: Sized, console: Console) -> None:
     """Follow the sweep until every cell has ended."""
     following = Following(store, sweep_id, cells)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -52,8 +52,8 @@ class Arrival:
     def sweep_id(self) -> str:
         return self.group.sweep_id
 
-    def taken(self, number: int) -> "Attempt":
-        return Attempt(self.group, self.item, number)
+    def taken(self, number: int, marked: bool | None = None) -> "Attempt":
+        return Attempt(self.group, self.item, number, marked=marked)
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ class Attempt:
     item: SignedCell
     number: int
     started: str = field(default_factory=now)
+    # Its cancel mark, read in the take's own step (workers/hooks/cancel.py); None: not read.
+    marked: bool | None = None
     # Every command the cell will run, resolved once after its checkout (workers/plan.py).
     plan: Plan | None = None
 

@@ -51,10 +51,13 @@ def canonical(data: object) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def encode(sweep_id: str, generation: int, spec: str, cell: Cell, rebuild: bool = False
-           ) -> bytes:
+def encode(sweep_id: str, generation: int, spec: str, cell: Cell, rebuild: bool = False,
+           dumped: dict[str, object] | None = None) -> bytes:
+    """The envelope's bytes; `dumped`: the cell already as JSON data (submit dumps each cell
+    once for the envelope, Redis and the sweep file)."""
     return canonical({"protocol": PROTOCOL, "sweep_id": sweep_id, "generation": generation,
-                      "spec_hash": spec, "cell": cell.model_dump(mode="json"),
+                      "spec_hash": spec,
+                      "cell": cell.model_dump(mode="json") if dumped is None else dumped,
                       "rebuild": rebuild})
 
 

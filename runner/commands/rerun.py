@@ -37,6 +37,6 @@ def command(sweep: str, cells: tuple[str, ...], failed: bool, rebuild: bool) -> 
                   f"{' (rebuild)' if rebuild else ''}", highlight=False)
     unpublished = store.unpublished(sweep_id)
     for line in cut_short(sweep_id, unpublished, all_cells,
-                          store.states(sweep_id) if unpublished else {}):
+                          store.statuses(sweep_id) if unpublished else {}):
         console.print(line, highlight=False, soft_wrap=True)  # what rerun cannot queue
     return 0 if not outcome.skipped else 1

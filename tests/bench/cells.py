@@ -185,6 +185,31 @@ def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, round
             "ratio": spread(ratios(ours, theirs)), "memory": memory, "cells_total": total}
 
 
+def memory(rig: Rig, worker: int, bare: int, backend: str, queue: str, cells: int,
+           every: int = 1000) -> dict[str, Any]:
+    """Each worker's VmRSS over `cells` more no-op cells (sweeps of 100, one message each),
+    read every `every` cells after `every` cells of warm-up (a worker's first cells fill its
+    caches and its allocator's arenas: growth, but not per cell); growth per cell from the
+    first reading to the last."""
+    warm = rig.submit(noop_spec(rig, backend, 1))[0]  # clone and build: before the first reading
+    rig.wait_final(warm)
+    argv = _measured_run(rig, warm)["argv"]
+    rig.send_bare(argv, queue=queue)
+    quiesce(worker)
+    quiesce(bare)
+    readings: dict[str, list[list[int]]] = {"benchfleet": [], "bare": []}
+    for done in range(-every, cells + 1, 100):
+        if done >= 0 and done % every == 0:
+            readings["benchfleet"].append([done, _memory(worker)["VmRSS"]])
+            readings["bare"].append([done, _memory(bare)["VmRSS"]])
+        if done < cells:
+            _bf_rate(rig, worker, backend, 100)
+            _bare_rate(rig, bare, argv, queue, 100)
+    return {"cells": cells, "warmup_cells": every, "rss_kb": readings,
+            **{who: {"growth_b_per_cell": (r[-1][1] - r[0][1]) * 1024 / cells}
+               for who, r in readings.items()}}
+
+
 def _bf_rate(rig: Rig, worker: int, backend: str, n: int) -> float:
     sweep_id, _, t0 = rig.submit(noop_spec(rig, backend, n))
     rig.wait_final(sweep_id)

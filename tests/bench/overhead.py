@@ -7,6 +7,7 @@ Blocks (each reports load1 before and after):
   branch, against a bare Celery task spawning the same command;
 - throughput: cells per second of a command that exits at once, and worker memory after
   them, against bare Celery running the same command;
+- memory: each worker's RSS over 10,000 more no-op cells (flat is the goal: bare Celery's);
 - quiet: every worker thread's CPU time, run count and context switches while a measured
   command runs for 30 s;
 - scale: submit, status and record at 1,000 and 10,000 cells against a raw Redis pipeline,
@@ -31,7 +32,7 @@ from tests.bench.report import write
 from tests.bench.rig import Rig
 
 OUT = Path(__file__).parents[2] / "docs" / "benchmarks"
-BLOCKS = ("dispatch", "throughput", "quiet", "scale")
+BLOCKS = ("dispatch", "throughput", "memory", "quiet", "scale")
 
 
 def arguments() -> argparse.Namespace:
@@ -41,6 +42,8 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--noop-rounds", type=int, default=5, help="throughput rounds")
     p.add_argument("--noop-cells", type=int, default=100, help="cells per throughput round "
                    "(at most 100; rounds x cells is the cell count memory is read after)")
+    p.add_argument("--memory-cells", type=int, default=10000,
+                   help="no-op cells the memory block runs, a multiple of 100")
     p.add_argument("--quiet-rounds", type=int, default=3)
     p.add_argument("--quiet-seconds", type=float, default=30.0)
     p.add_argument("--scale-rounds", type=int, default=3)
@@ -64,10 +67,10 @@ def main() -> None:
         rig = Rig(Path(tmp), server, watch)
         try:
             run(rig, args, chosen, results)
-        finally:
+        finally:  # the blocks that ended are written even when a later one failed
             rig.stop()
-        results["process_events_lost"] = watch.lost
-    write(results, args.out)
+            results["process_events_lost"] = watch.lost
+            write(results, args.out)
 
 
 def run(rig: Rig, args: argparse.Namespace, chosen: list[str], results: dict[str, Any]) -> None:
@@ -75,17 +78,29 @@ def run(rig: Rig, args: argparse.Namespace, chosen: list[str], results: dict[str
     if "dispatch" in chosen:
         with block(results, "dispatch") as out:
             out.update(cells.dispatch(rig, worker, bare, args.rounds))
+    # One no-op worker serves the metal queue for every block that needs one: a second
+    # would take half the cells meant for the one being watched.
+    noop: list[int] = []
+
+    def noop_worker() -> int:
+        noop[:] = noop or [rig.worker("metal", "bench-metal")]
+        return noop[0]
+
     if "throughput" in chosen:
-        noop_worker, noop_bare = rig.worker("metal", "bench-metal"), rig.bare_worker("bare-noop")
+        noop_bare = rig.bare_worker("bare-noop")
         with block(results, "throughput") as out:
-            out.update(cells.throughput(rig, noop_worker, noop_bare, "metal", "bare-noop",
+            out.update(cells.throughput(rig, noop_worker(), noop_bare, "metal", "bare-noop",
                                         args.noop_rounds, args.noop_cells))
+    if "memory" in chosen:
+        memory_bare = rig.bare_worker("bare-memory")
+        with block(results, "memory") as out:
+            out.update(cells.memory(rig, noop_worker(), memory_bare, "metal", "bare-memory",
+                                    args.memory_cells))
     if "quiet" in chosen:
         with block(results, "quiet") as out:
             out.update(cells.quiet(rig, worker, bare, args.quiet_rounds, args.quiet_seconds))
     if "scale" in chosen:
-        if "throughput" not in chosen:
-            rig.worker("metal", "bench-metal")
+        noop_worker()
         with block(results, "scale") as out:
             sizes = [int(s) for s in args.sizes.split(",")]
             out.update(scale.scale(rig, sizes, args.scale_rounds, args.record_limit))

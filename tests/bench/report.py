@@ -15,6 +15,11 @@ _DISPATCH_HEAD = ("| contestant | p50 ms | p99 ms | min to max ms | vs bare p50 
                   "|---|---|---|---|---|---|---|---|")
 
 
+# "Flat": a worker grows at most this much more than bare Celery per cell (1 MiB over
+# 10,000 cells), allocator noise included.
+FLAT_B_PER_CELL = 100
+
+
 def write(results: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "overhead.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
@@ -25,7 +30,7 @@ def write(results: dict[str, Any], out: Path) -> None:
 def markdown(r: dict[str, Any]) -> str:
     parts = [_head(r), _goals(r)]
     for name, view in (("dispatch", _dispatch), ("throughput", _throughput),
-                       ("quiet", _quiet), ("scale", _scale)):
+                       ("memory", _memory), ("quiet", _quiet), ("scale", _scale)):
         if name in r:
             parts.append(view(r[name]))
     return "\n".join(parts)
@@ -80,6 +85,12 @@ def _goals(r: dict[str, Any]) -> str:
         x = t["ratio"]["median"]
         row("no-op throughput >= 0.5x bare Celery", f"{x:.2f}x ({t['benchfleet']['median']:.1f}"
             f" vs {t['bare']['median']:.1f} cells/s)", x >= 0.5, f"{0.5 / x:.1f}x short")
+    m = r.get("memory")
+    if m:
+        ours, theirs = (m[w]["growth_b_per_cell"] for w in ("benchfleet", "bare"))
+        row(f"worker RSS flat over {m['cells']:,} cells (at most {FLAT_B_PER_CELL} B a cell "
+            "more than bare Celery)", f"{ours:+.0f} B a cell (bare {theirs:+.0f})",
+            ours - theirs <= FLAT_B_PER_CELL, f"{ours - theirs:.0f} B a cell more")
     s = r.get("scale", {})
     sizes = [k for k in s if k.isdigit()]
     big = s[max(sizes, key=int)] if sizes else None
@@ -212,6 +223,26 @@ peak (VmHWM), in MiB. benchfleet / bare Celery after {total}: {rss:.2f}x.
 | worker | RSS after 1 | RSS after {total} | peak after {total} |
 |---|---|---|---|
 {mem_rows}
+"""
+
+
+def _memory(m: dict[str, Any]) -> str:
+    rows = "\n".join(
+        f"| {b[0]:,} | {b[1] / 1024:.1f} | {c[1] / 1024:.1f} |"
+        for b, c in zip(m["rss_kb"]["benchfleet"], m["rss_kb"]["bare"], strict=True))
+    return f"""### Over {m['cells']:,} cells
+
+Each worker (benchfleet's the throughput block's, bare Celery's a fresh one on its own
+queue) ran {m['warmup_cells']:,} no-op cells of warm-up, then
+{m['cells']:,} more: benchfleet as sweeps of 100 cells (one message each), bare Celery as 100
+tasks at a time, interleaved. VmRSS in MiB, read between batches; growth per cell from the
+first reading to the last:
+benchfleet {m['benchfleet']['growth_b_per_cell']:+.0f} B, bare Celery
+{m['bare']['growth_b_per_cell']:+.0f} B.
+
+| cells | benchfleet | bare |
+|---|---|---|
+{rows}
 """
 
 

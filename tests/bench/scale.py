@@ -35,6 +35,7 @@ from tests.bench.bare_worker import bare_app
 from tests.bench.figures import ratios, spread
 from tests.bench.rig import REPO, Rig
 from workers.shared import redis_keys
+from workers.shared.leases import Lease
 from workers.shared.queues import TASK, backend_queue
 from workers.shared.redis_keys import PENDING, SWEEPS
 from workers.shared.stores import MANIFEST, accept
@@ -50,6 +51,8 @@ REPEATS = 5
 # Cells per commit: backends x models x arms x repeats.
 PER_COMMIT = len(BACKENDS) * len(MODELS) * len(ARMS) * REPEATS
 SEED_REPEATS = 3
+# The name that takes and finishes the large sweeps' cells in Redis, and its lease's length.
+POPULATE, POPULATE_LEASE_S = "bench-populate", 600.0
 
 
 def spec(rig: Rig, name: str, commits: list[str], models: tuple[str, ...] = MODELS,
@@ -91,6 +94,8 @@ def populate(rig: Rig, sweep_id: str, cells: list[Cell],
     """Every cell done, with a copy of a seed attempt, through the real store and scripts."""
     store = LocalStore(Path(rig.settings.artifacts))
     instance = uuid.uuid4().hex
+    # Taken and finished under a lease of its own: the seeds' workers hold theirs, live.
+    Lease(rig.store.r, POPULATE, instance).take({"backend": "bench"}, takeover=True)
     results = {s: AttemptResult.model_validate_json((s / "result.json").read_text())
                for folders in seed.values() for s in folders}
     span = max(_at(r.ended) - _at(r.started) for r in results.values()) + timedelta(seconds=0.05)
@@ -98,7 +103,7 @@ def populate(rig: Rig, sweep_id: str, cells: list[Cell],
     for k, cell in enumerate(cells):
         source = seed[(cell.backend, cell.arm)][(cell.repeat - 1) % SEED_REPEATS]
         result = results[source]
-        taken = rig.store.take(sweep_id, cell.id, 0, result.worker, instance)
+        taken = rig.store.take(sweep_id, cell.id, 0, POPULATE, instance, POPULATE_LEASE_S)
         assert taken.attempt == 1, taken
         staging = store.staging()
         for path in source.rglob("*"):
@@ -111,7 +116,8 @@ def populate(rig: Rig, sweep_id: str, cells: list[Cell],
             "commit": cell.commit})
         (staging / "result.json").write_text(mine.model_dump_json(indent=1))
         store.publish(staging, sweep_id, cell.id, 1)
-        assert rig.store.finish(sweep_id, cell.id, result.worker, instance, 1, "done", None)
+        assert rig.store.finish(sweep_id, cell.id, POPULATE, instance, 1, "done", None,
+                                POPULATE_LEASE_S)[0]
         accept(store, sweep_id, cell.id, 1, "done")
 
 

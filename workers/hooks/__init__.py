@@ -9,8 +9,10 @@ reverse (as dramatiq's do), and the first hook's around_command is the outermost
 - `before_group(group) -> Group`: a message arrived; returns it, or a copy with fewer cells
   (the signature hook fills `cells` with those that verify; route passes some on);
 - `before_cell(arrival)`: a cell's turn, before it is taken; may raise `Dropped`;
-- `take(arrival) -> int`: exactly one hook (the lease) takes the cell: its attempt number,
-  or `Dropped` (a duplicate, a replay, a cell another worker holds);
+- `rides_take(arrival) -> Riders`: what this hook wants done in the take's own script (read
+  the cell's cancel mark, send its task-received event), so a cell's start is one round trip;
+- `take(arrival, riders) -> Attempt`: exactly one hook (the lease) takes the cell, with the
+  riders: its attempt, or `Dropped` (a duplicate, a replay, a cell another worker holds);
 - `after_take(attempt)`: may raise `Rejected` (a signed cell this worker will not run: it
   ends failed with the reason, nothing of it runs);
 - `around_command(attempt, command, proceed)`: wraps each command the cell runs (build,
@@ -18,18 +20,22 @@ reverse (as dramatiq's do), and the first hook's around_command is the outermost
   returns the command's runs, the one that counts last;
 - `before_store(attempt, result) -> AttemptResult`: the result is about to be stored; a hook
   adds what it measured (the idle gate's readings);
-- `after_cell(attempt, result)`: the attempt's result is stored; settle and report it;
+- `rides_finish(attempt, result) -> Riders`: what rides the finish's script (the end event);
+- `after_cell(attempt, result)`: the attempt's result is stored; report it (the hook that
+  took the cell settles it instead, `settle(attempt, result, riders)`);
 - `after_group(group)`: every cell of the message had its turn.
 """
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from jobs.parsers.readings import Failure
 from jobs.record.attempts import AttemptResult, Run
 from workers.execute import Command
 from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.leases import LeaseLost
+from workers.shared.state import TaskEvent
 
 Runs = tuple[Run, ...]
 Proceed = Callable[[], Runs]
@@ -49,6 +55,18 @@ class Rejected(Exception):
         self.failure = failure
 
 
+@dataclass(frozen=True)
+class Riders:
+    """What hooks ask the take's or the finish's script to do in the same step, each a round
+    trip saved: read the cell's cancel mark, send a task event."""
+
+    cancel_mark: str | None = None
+    event: TaskEvent | None = None
+
+    def __or__(self, other: "Riders") -> "Riders":
+        return Riders(self.cancel_mark or other.cancel_mark, self.event or other.event)
+
+
 class Hook:
     def before_group(self, group: Group) -> Group:
         return group
@@ -56,7 +74,10 @@ class Hook:
     def before_cell(self, arrival: Arrival) -> None:
         pass
 
-    def take(self, arrival: Arrival) -> int:
+    def rides_take(self, arrival: Arrival) -> Riders:
+        return Riders()
+
+    def take(self, arrival: Arrival, riders: Riders) -> Attempt:
         raise NotImplementedError  # only the hook that takes cells implements it
 
     def after_take(self, attempt: Attempt) -> None:
@@ -68,8 +89,14 @@ class Hook:
     def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
         return result
 
+    def rides_finish(self, attempt: Attempt, result: AttemptResult) -> Riders:
+        return Riders()
+
     def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
         pass
+
+    def settle(self, attempt: Attempt, result: AttemptResult, riders: Riders) -> None:
+        raise NotImplementedError  # only the hook that takes cells implements it
 
     def after_group(self, group: Group) -> None:
         pass
@@ -96,7 +123,7 @@ class Chain:
         exists, and a hook that rejects it (or fails) gives the failure it ends with."""
         for hook in self.hooks:
             hook.before_cell(arrival)
-        attempt = arrival.taken(self.taker.take(arrival))
+        attempt = self.taker.take(arrival, _merged(h.rides_take(arrival) for h in self.hooks))
         for hook in self.hooks:
             try:
                 hook.after_take(attempt)
@@ -122,11 +149,21 @@ class Chain:
         return result
 
     def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
-        """Every hook hears the outcome, innermost first, even when another failed to."""
-        _each(reversed(self.hooks), lambda hook: hook.after_cell(attempt, result))
+        """Every hook hears the outcome, innermost first, even when another failed to; the
+        taker settles it with what rides its finish."""
+        riders = _merged(h.rides_finish(attempt, result) for h in self.hooks)
+        _each(reversed(self.hooks), lambda hook: hook.settle(attempt, result, riders)
+              if hook is self.taker else hook.after_cell(attempt, result))
 
     def after_group(self, group: Group) -> None:
         _each(reversed(self.hooks), lambda hook: hook.after_group(group))
+
+
+def _merged(riders: Iterable[Riders]) -> Riders:
+    merged = Riders()
+    for rider in riders:
+        merged |= rider
+    return merged
 
 
 def _each(hooks: Iterable[Hook], call: Callable[[Hook], None]) -> None:

@@ -10,7 +10,7 @@ from jobs.record.attempts import AttemptResult
 from jobs.spec.cells import Cell
 from jobs.statistics.adaptive import cell_needed
 from workers.hooks import Dropped, Hook
-from workers.in_flight import Arrival, Attempt
+from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.state import Store
 from workers.shared.stores import ArtifactStore, CorruptArtifact
 
@@ -20,7 +20,13 @@ log = logging.getLogger(__name__)
 class Adaptive(Hook):
     def __init__(self, store: Store, artifacts: ArtifactStore) -> None:
         self.store, self.artifacts = store, artifacts
+        # This message's readings: the rule reads only its own group's, and a worker that
+        # kept every cell's would grow with every cell it ever ran.
         self.readings: dict[str, BenchReading] = {}
+
+    def before_group(self, group: Group) -> Group:
+        self.readings = {}
+        return group
 
     def before_cell(self, arrival: Arrival) -> None:
         cell = arrival.cell

@@ -4,7 +4,8 @@ ends `cancelled`.
 
 The worker hears it on its control line (workers/control_line.py), whose socket sits beside
 the child's pidfd in the one poll() the worker blocks in: no wake-up unless a message
-arrives. Cancels sent while the worker could not hear them are read between commands.
+arrives. Cancels told before the worker could hear them are read from the sweep's cancel set
+in the take's own script, and read again before a command after the line was down.
 """
 
 import logging
@@ -14,8 +15,8 @@ import redis
 from jobs.parsers.readings import Failure
 from workers.control_line import ControlLine, LineDown
 from workers.execute import Command, Stopped
-from workers.hooks import Hook, Proceed, Runs
-from workers.in_flight import Attempt
+from workers.hooks import Hook, Proceed, Riders, Runs
+from workers.in_flight import Arrival, Attempt
 from workers.shared import cancels, redis_keys
 from workers.workspace import CellFailure
 
@@ -27,10 +28,21 @@ class Cancel(Hook):
         self.client = client
         self.line = ControlLine(url, redis_keys.control_channel(worker))
         self.heard: set[cancels.Cancelled] = set()
-        # Redis is asked (a round trip) at a cell's first command and after the control
-        # line dropped, when a cancel may have gone unheard; the line covers the rest.
+        # Redis is asked at a cell's take (riding its script) or else at its first command,
+        # and after the control line dropped, when a cancel may have gone unheard; the line
+        # covers the rest.
         self.asked: cancels.Cancelled | None = None
         self.deaf = not self._drain(reopen=True)
+
+    def rides_take(self, arrival: Arrival) -> Riders:
+        return Riders(cancel_mark=cancels.mark(arrival.cell.id, arrival.item.envelope.generation))
+
+    def after_take(self, attempt: Attempt) -> None:
+        if attempt.marked is None:
+            return  # the take did not read it: the first command asks
+        self.asked = _key(attempt)
+        if attempt.marked:
+            self.heard.add(self.asked)
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
         self.deaf = not self._drain(reopen=True) or self.deaf

@@ -3,23 +3,27 @@
 - a message's cells are held in the worker's lease record when it arrives, so a reaper can
   queue them again if the worker dies; released when the message is done;
 - a cell is taken atomically (workers/shared/state.py): a duplicate, a replay or a cell
-  another live worker holds is dropped here;
-- before each command the worker's lease is set to that command's own timeout plus a slack
-  (the idle gate's longest wait and the lease margin), and extended while the command waits
-  for the host lease; nothing renews it while a command runs;
-- after the cell its outcome is accepted only if this worker still holds this attempt;
+  another live worker holds is dropped here; what other hooks ask of the take (the cancel
+  mark, the task event) rides the same script;
+- before each command the worker's lease is made to last that command's own timeout plus a
+  slack (the idle gate's longest wait and the lease margin), renewed only when what it has
+  left falls short, and extended while the command waits for the host lease; nothing renews
+  it while a command runs;
+- after the cell its outcome is accepted only if this worker still holds this attempt; the
+  end event rides that script, and after the message's last cell so does the release;
 - between cells (Celery's timer, workers/service.py) the lease is renewed for the idle time
   and the cells of dead workers are queued again.
 """
 
 import logging
+import time
 from collections.abc import Callable
 
 import redis
 
 from jobs.record.attempts import FINAL, AttemptResult, CellStatus
 from workers.execute import Command
-from workers.hooks import Dropped, Hook, Proceed, Runs
+from workers.hooks import Dropped, Hook, Proceed, Riders, Runs
 from workers.in_flight import Arrival, Attempt, Group
 from workers.shared.clock import now
 from workers.shared.leases import IDLE_TTL_S, Lease, LeaseLost, NameTaken
@@ -41,22 +45,31 @@ class CellLease(Hook):
         self.artifacts = artifacts
         self.max_attempts, self.lost_after_s = max_attempts, lost_after_s
         self.takeover = False  # the name's previous process is known dead (workers/service.py)
+        # Until when (monotonic) the lease surely lasts: its last renewal's ttl counted from
+        # before the call went out, so never later than Redis's own expiry.
+        self.lasts_until = 0.0
+        self.released = False  # the message's hold went with its last cell's finish
 
     def before_group(self, group: Group) -> Group:
+        self.released = False
         for attempt in redis_retrying():
             with attempt:
+                sent = time.monotonic()
                 self.lease.hold(group.sweep_id, [c.cell.id for c in group.cells],
                                 group.task_id, self.setup_s + self.slack_s)
+        self._renewed(sent, self.setup_s + self.slack_s)
         return group
 
-    def take(self, arrival: Arrival) -> int:
+    def take(self, arrival: Arrival, riders: Riders) -> Attempt:
         cell = arrival.cell
         self._not_accepted_yet(arrival)
         for attempt in redis_retrying():
             with attempt:
+                sent = time.monotonic()
                 taken = self.store.take(arrival.sweep_id, cell.id, arrival.item.envelope.generation,
                                         self.lease.name, self.lease.instance,
-                                        self.setup_s + self.slack_s)
+                                        self.setup_s + self.slack_s, riders.cancel_mark,
+                                        riders.event)
         if taken.lease_lost:
             raise LeaseLost(f"worker {self.lease.name} lost its lease before cell {cell.id}: "
                             "it took nothing")
@@ -67,7 +80,8 @@ class CellLease(Hook):
                                    "sweep_id": arrival.sweep_id, "cell": cell.id, "why": why,
                                    "task_id": arrival.group.task_id})
             raise Dropped(why)
-        return taken.attempt
+        self._renewed(sent, self.setup_s + self.slack_s)
+        return arrival.taken(taken.attempt, taken.marked if riders.cancel_mark else None)
 
     def _not_accepted_yet(self, arrival: Arrival) -> None:
         """The store is the truth for dedup: a (cell, generation) it holds an accepted final
@@ -90,7 +104,8 @@ class CellLease(Hook):
             raise Dropped(why)
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
-        self.cover(command.call.timeout_s)
+        if time.monotonic() + command.call.timeout_s + self.slack_s > self.lasts_until:
+            self.cover(command.call.timeout_s)  # what is left falls short: a round trip
         return proceed()
 
     def cover(self, seconds: float) -> None:
@@ -98,20 +113,32 @@ class CellLease(Hook):
         it waits for the host lease (workers/hooks/host_lease.py)."""
         for attempt in redis_retrying():
             with attempt:
+                sent = time.monotonic()
                 self.lease.renew(seconds + self.slack_s)
+        self._renewed(sent, seconds + self.slack_s)
 
-    def after_cell(self, attempt: Attempt, result: AttemptResult) -> None:
+    def _renewed(self, sent: float, ttl_s: float) -> None:
+        """Every renewal sets the lease's expiry, later or sooner: each one is noted."""
+        self.lasts_until = sent + ttl_s
+
+    def settle(self, attempt: Attempt, result: AttemptResult, riders: Riders) -> None:
         tried = attempt.number
         status: CellStatus = outcome(result)
         reason = result.failure.reason if result.failure else None
         # Redis settles first, in one script that checks this worker still holds this attempt
         # and its lease (fencing); only an accepted attempt then writes the store's marker, so
         # a stale worker (paused past its lease, woken) never replaces the one that counts.
+        # The message's last cell lets go of its hold in the same step.
+        last = attempt.item == attempt.group.cells[-1]
+        ttl = IDLE_TTL_S if last else self.setup_s + self.slack_s
         for retry in redis_retrying():
             with retry:
+                sent = time.monotonic()
                 accepted, renewed = self.store.finish(
                     attempt.sweep_id, attempt.cell.id, self.lease.name, self.lease.instance,
-                    tried, status, reason, self.setup_s + self.slack_s)
+                    tried, status, reason, ttl, last, riders.event)
+        self.lasts_until = sent + ttl if renewed else 0.0
+        self.released = last and renewed
         if not accepted:
             log.warning("cell %s attempt %s was not accepted: the cell moved on without it; "
                         "its files stay, unmarked", attempt.cell.id, tried)
@@ -122,13 +149,19 @@ class CellLease(Hook):
         self.lease.check(renewed)
 
     def after_group(self, group: Group) -> None:
-        self.lease.release()
+        if not self.released:  # its last cell was not run here (dropped, passed on)
+            self.lease.release()
+            self._idle()
+
+    def _idle(self) -> None:
+        sent = time.monotonic()
         self.lease.renew(IDLE_TTL_S)
+        self._renewed(sent, IDLE_TTL_S)
 
     def between_cells(self) -> None:
         """The idle worker's tick: renew the lease, and queue again what dead workers held."""
         try:
-            self.lease.renew(IDLE_TTL_S)
+            self._idle()
             found = recover(self.store, self.max_attempts, self.lost_after_s)
             if found.requeued or found.failed or found.lost_messages:
                 log.warning("re-queued %d cells of lost workers (%d failed for good), %d lost "
@@ -148,6 +181,7 @@ class CellLease(Hook):
         that took the name meanwhile keeps it, and this one stops (a paused worker that comes
         back must not flip the name back)."""
         self._take_name(False, "took its name back")
+        self.lasts_until = 0.0  # renewed sooner or not at all: the next command renews
 
     def _take_name(self, takeover: bool, done: str) -> None:
         """Every cell the name still held is settled first (queued again, or failed at its

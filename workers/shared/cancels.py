@@ -20,7 +20,7 @@ def tell(client: redis.Redis, sweep_id: str, running: dict[str, dict[str, int]])
     (name -> {cell id: generation})."""
     pipe = client.pipeline()
     pipe.sadd(redis_keys.cancel_set(sweep_id),
-              *[_mark(c, g) for cells in running.values() for c, g in cells.items()])
+              *[mark(c, g) for cells in running.values() for c, g in cells.items()])
     for worker, cells in running.items():
         pipe.publish(redis_keys.control_channel(worker),
                      json.dumps({"sweep_id": sweep_id, "cancel": cells}))
@@ -37,8 +37,9 @@ def heard(data: str) -> set[Cancelled]:
 
 def marked(client: redis.Redis, sweep_id: str, cell_id: str, generation: int) -> bool:
     """Whether the cell's generation is in its sweep's cancel set (one round trip)."""
-    return bool(client.sismember(redis_keys.cancel_set(sweep_id), _mark(cell_id, generation)))
+    return bool(client.sismember(redis_keys.cancel_set(sweep_id), mark(cell_id, generation)))
 
 
-def _mark(cell_id: str, generation: int) -> str:
+def mark(cell_id: str, generation: int) -> str:
+    """A cell's generation as its member of the sweep's cancel set."""
     return f"{cell_id}@{generation}"  # a cell id is a plain name: it holds no '@'

@@ -36,8 +36,8 @@ _FINAL_LUA = "local final = {" + ", ".join(f"{s}=1" for s in sorted(FINAL)) + "}
 
 def lua(name: str, head: bool = True) -> str:
     """A Redis script from workers/shared/lua/: every one with the lease functions (Redis's
-    clock), the cell scripts also with their shared head."""
-    parts = ["lease_head", *(["head"] if head else []), name]
+    clock), the cell scripts also with their shared head and the task event."""
+    parts = ["lease_head", *(["head", "event"] if head else []), name]
     return (_FINAL_LUA if head else "") + "".join((_LUA / f"{p}.lua").read_text() for p in parts)
 
 
@@ -46,6 +46,37 @@ class Taken:
     attempt: int | None
     why_not: str | None
     lease_lost: bool = False  # the worker's lease was gone: nothing was taken
+    marked: bool = False  # the cell's cancel mark was set (read when one was asked for)
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """What `status` counts and shows of a cell: its id, and where it may run. Kept with the
+    sweep as a compact list, so a status reads no cell in full."""
+
+    id: str
+    backend: str
+    model: str
+    host: str | None
+    requires: tuple[str, ...]
+
+    @classmethod
+    def of(cls, cell: Cell) -> "CellRow":
+        return cls(cell.id, cell.backend, cell.model, cell.host, tuple(cell.requires))
+
+
+@dataclass(frozen=True)
+class TaskEvent:
+    """A Celery task event a cell script sends in its own step (lua/event.lua): `body` with
+    "@attempt@" and "@retries@" filled in, base64-encoded into `message` at "@body@"."""
+
+    topic: str
+    message: str
+    body: str
+
+
+def _event_args(event: TaskEvent | None) -> list[str]:
+    return [event.topic, event.message, event.body] if event else ["", "", ""]
 
 
 class Store:
@@ -79,12 +110,14 @@ class Store:
                    spec: str, signed: dict[str, Signed], resolved: dict[str, str],
                    states: dict[str, CellState] | None = None,
                    attempts: dict[str, int] | None = None, unpublished: Iterable[str] = (),
-                   unique: bool = False) -> str | None:
+                   unique: bool = False, dumped: list[dict[str, object]] | None = None
+                   ) -> str | None:
         """Store a new sweep (every cell queued), or put back one Redis lost (`states` and
         the `attempts` already used, from the artifact store), with the groups whose message
-        is still to be queued (`queue_once`). With `unique`, a sweep of the same spec already
-        in Redis is named instead and nothing is saved: checked and written in one
-        transaction, so of two identical submits at once exactly one is saved."""
+        is still to be queued (`queue_once`); `dumped`: the cells already as JSON data. With
+        `unique`, a sweep of the same spec already in Redis is named instead and nothing is
+        saved: checked and written in one transaction, so of two identical submits at once
+        exactly one is saved."""
         with self.r.pipeline() as pipe:
             while True:
                 try:
@@ -95,7 +128,7 @@ class Store:
                             return same
                         pipe.multi()
                     self._write_sweep(pipe, sweep_id, sweep, cells, source, spec, signed,
-                                      resolved, states, attempts, set(unpublished))
+                                      resolved, states, attempts, set(unpublished), dumped)
                     pipe.execute()
                     return None
                 except redis.WatchError:
@@ -104,12 +137,14 @@ class Store:
     def _write_sweep(self, pipe: "redis.client.Pipeline", sweep_id: str, sweep: Sweep,
                      cells: list[Cell], source: str, spec: str, signed: dict[str, Signed],
                      resolved: dict[str, str], states: dict[str, CellState] | None,
-                     attempts: dict[str, int] | None, unpublished: set[str]) -> None:
+                     attempts: dict[str, int] | None, unpublished: set[str],
+                     dumped: list[dict[str, object]] | None) -> None:
         queued = _dump(CellState(status="queued", updated=now()))
         pipe.hset(redis_keys.sweep(sweep_id), mapping={
             "sweep": sweep.model_dump_json(), "source": source, "created": now(),
             "spec_hash": spec, "resolved": json.dumps(resolved),
-            "cells": json.dumps([c.model_dump(mode="json") for c in cells])})
+            "cells": json.dumps(dumped or [c.model_dump(mode="json") for c in cells]),
+            "rows": json.dumps([[c.id, c.backend, c.model, c.host, c.requires] for c in cells])})
         pipe.hset(redis_keys.sweep(sweep_id, "states"), mapping={
             c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
         if attempts:
@@ -161,6 +196,14 @@ class Store:
         cells = [Cell.model_validate(c) for c in json.loads(data["cells"])]
         return Sweep.model_validate_json(data["sweep"]), cells, data
 
+    def rows(self, sweep_id: str) -> list[CellRow]:
+        """The sweep's cells as rows, without reading the cells themselves; a sweep saved
+        before rows were kept gives them from its cells."""
+        raw = self.r.hget(redis_keys.sweep(sweep_id), "rows")
+        if raw is None:
+            return [CellRow.of(c) for c in self.sweep(sweep_id)[1]]
+        return [CellRow(i, b, m, h, tuple(r)) for i, b, m, h, r in json.loads(raw)]
+
     def sweep_ids(self) -> list[str]:
         return list(self.r.zrevrange(SWEEPS, 0, -1))
 
@@ -182,6 +225,11 @@ class Store:
         raw = self.r.hgetall(redis_keys.sweep(sweep_id, "states"))
         return {k: CellState.model_validate_json(v) for k, v in raw.items()}
 
+    def statuses(self, sweep_id: str) -> dict[str, str]:
+        """Each cell's status alone: what counting needs, without parsing whole states."""
+        raw = self.r.hgetall(redis_keys.sweep(sweep_id, "states"))
+        return {k: json.loads(v)["status"] for k, v in raw.items()}
+
     def states_of(self, sweep_id: str, cell_ids: list[str]) -> dict[str, CellState]:
         raw = self.r.hmget(redis_keys.sweep(sweep_id, "states"), cell_ids) if cell_ids else []
         return {c: CellState.model_validate_json(r) for c, r in zip(cell_ids, raw, strict=True)
@@ -192,22 +240,31 @@ class Store:
         return CellState.model_validate_json(raw) if raw else None
 
     def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
-             instance: str, lease_s: float) -> Taken:
+             instance: str, lease_s: float, cancel_mark: str | None = None,
+             event: TaskEvent | None = None) -> Taken:
         """Take a cell for this attempt and renew the worker's lease for `lease_s`, in one
-        script: a worker whose lease is gone takes nothing."""
-        ok, detail = self._write(self._take, keys=cell_script_keys(sweep_id, "attempts"),
-                                 args=[cell_id, generation, worker, instance, lease_s, now()])
+        script: a worker whose lease is gone takes nothing. In the same step it reads the
+        cell's `cancel_mark` in the sweep's cancel set and sends `event` once taken."""
+        ok, detail, *marked = self._write(
+            self._take, keys=cell_script_keys(sweep_id, "attempts", "cancel"),
+            args=[cell_id, generation, worker, instance, lease_s, now(), cancel_mark or "",
+                  *_event_args(event)])
         if int(ok) < 0:
             return Taken(None, str(detail), lease_lost=True)
-        return Taken(int(detail), None) if ok else Taken(None, str(detail))
+        return Taken(int(detail), None, marked=bool(marked[0])) if ok else Taken(None,
+                                                                                  str(detail))
 
     def finish(self, sweep_id: str, cell_id: str, worker: str, instance: str, attempt: int,
-               status: CellStatus, reason: str | None, lease_s: float) -> tuple[bool, bool]:
+               status: CellStatus, reason: str | None, lease_s: float, release: bool = False,
+               event: TaskEvent | None = None) -> tuple[bool, bool]:
         """Accept the attempt's outcome and renew the worker's lease for `lease_s`, in one
-        script: (accepted, renewed); not accepted when the cell is no longer this attempt's."""
+        script: (accepted, renewed); not accepted when the cell is no longer this attempt's.
+        In the same step it lets go of the message's hold (`release`: its last cell) and
+        sends `event`, whatever the outcome."""
         accepted, renewed = self._write(
             self._finish, keys=cell_script_keys(sweep_id),
-            args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s])
+            args=[cell_id, worker, instance, attempt, status, reason or "", now(), lease_s,
+                  "1" if release else "", *_event_args(event)])
         return bool(accepted), bool(renewed)
 
     def requeue(self, sweep_id: str, cell_id: str, worker: str, instance: str,

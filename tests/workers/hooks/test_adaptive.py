@@ -83,3 +83,15 @@ def test_a_repeat_still_needed_runs(short: Submitted, tmp_path: Path) -> None:
 def test_a_regular_cell_always_runs(adaptive: Submitted, tmp_path: Path) -> None:
     hook = Adaptive(adaptive.store, LocalStore(tmp_path / "artifacts"))
     hook.before_cell(adaptive.arrival(0))  # no readings at all: still runs
+
+
+def test_a_worker_keeps_only_its_messages_readings(adaptive: Submitted, tmp_path: Path) -> None:
+    """The rule reads a group's own readings: one kept past its message would make a worker
+    grow with every cell it ever ran."""
+    hook = Adaptive(adaptive.store, LocalStore(tmp_path / "artifacts"))
+    hook.before_group(adaptive.group())
+    cell = adaptive.cells[0]
+    hook.after_cell(adaptive.attempt(), _result(adaptive, cell.id, 10.0))
+    assert list(hook.readings) == [cell.id]
+    hook.before_group(adaptive.group(task_id="task-2"))
+    assert hook.readings == {}

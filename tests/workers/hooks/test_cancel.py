@@ -3,6 +3,7 @@ worker's poll); one told before a command stops the cell before it starts; eithe
 ends `cancelled`."""
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,26 @@ def test_a_cancel_unheard_is_read_from_redis_at_the_cells_first_command(
     _tell(submitted, worker="someone-else")  # in the cancel set; never on w1's line
     with pytest.raises(CellFailure, match="cancelled before"):
         hook.around_command(submitted.attempt(), python_command(tmp_path, "pass"), lambda: ())
+
+
+def test_a_cancel_mark_read_in_the_take_stops_the_first_command_without_asking_redis(
+        submitted: Submitted, tmp_path: Path) -> None:
+    hook = Cancel(submitted.store.r, submitted.url, "w1")
+    _tell(submitted, worker="someone-else")  # in the cancel set; never on w1's line
+    asked = _sismember_calls(submitted)
+    marked = replace(submitted.attempt(), marked=True)
+    hook.after_take(marked)
+    with pytest.raises(CellFailure, match="cancelled before"):
+        hook.around_command(marked, python_command(tmp_path, "pass"), lambda: ())
+    hook.after_take(replace(submitted.attempt(index=1), marked=False))
+    assert hook.around_command(replace(submitted.attempt(index=1), marked=False),
+                               python_command(tmp_path, "pass"), lambda: ()) == ()
+    assert _sismember_calls(submitted) == asked  # the take's reading stands for both
+
+
+def _sismember_calls(submitted: Submitted) -> int:
+    stats = submitted.store.r.info("commandstats").get("cmdstat_sismember", {"calls": 0})
+    return int(stats["calls"])
 
 
 def test_a_command_not_cancelled_runs_with_the_line_beside_it(submitted: Submitted,

@@ -1,6 +1,7 @@
 """The chain (workers/hooks/__init__.py): before-hooks in order, after-hooks in reverse, the
-first hook's around_command outermost; exactly one hook takes cells; after the take a hook that
-rejects the cell (or fails) gives the failure it ends with."""
+first hook's around_command outermost; exactly one hook takes cells and settles them, with what
+the other hooks ask to ride its take and its finish; after the take a hook that rejects the
+cell (or fails) gives the failure it ends with."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -10,8 +11,9 @@ import pytest
 from jobs.parsers.readings import Failure
 from jobs.record.attempts import AttemptResult
 from tests.support.cells import Submitted, python_command
-from workers.hooks import Chain, Dropped, Hook, Proceed, Rejected, Runs
+from workers.hooks import Chain, Dropped, Hook, Proceed, Rejected, Riders, Runs
 from workers.in_flight import Arrival, Attempt, Group
+from workers.shared.state import TaskEvent
 
 
 class Recorder(Hook):
@@ -47,9 +49,27 @@ class Recorder(Hook):
 
 
 class Taker(Recorder):
-    def take(self, arrival: Arrival) -> int:
+    riders: list[Riders]
+
+    def take(self, arrival: Arrival, riders: Riders) -> Attempt:
         self.heard.append(f"{self.name}.take")
-        return 7
+        self.riders = [riders]
+        return arrival.taken(7)
+
+    def settle(self, attempt: Attempt, result: AttemptResult, riders: Riders) -> None:
+        self.heard.append(f"{self.name}.settle")
+        self.riders.append(riders)
+
+
+class Rider(Hook):
+    def __init__(self, mark: str | None = None, event: str | None = None) -> None:
+        self.riders = Riders(mark, TaskEvent(event, "", "") if event else None)
+
+    def rides_take(self, arrival: Arrival) -> Riders:
+        return self.riders
+
+    def rides_finish(self, attempt: Attempt, result: AttemptResult) -> Riders:
+        return Riders(event=TaskEvent("end", "", ""))
 
 
 def test_befores_in_order_afters_in_reverse(submitted: Submitted, tmp_path: Path) -> None:
@@ -70,8 +90,19 @@ def test_befores_in_order_afters_in_reverse(submitted: Submitted, tmp_path: Path
         "a.after_take", "b.after_take", "c.after_take",
         "a.enter", "b.enter", "c.enter", "c.leave", "b.leave", "a.leave",
         "c.before_store", "b.before_store", "a.before_store",
-        "c.after_cell", "b.after_cell", "a.after_cell",
+        "c.after_cell", "b.settle", "a.after_cell",
         "c.after_group", "b.after_group", "a.after_group"]
+
+
+def test_what_other_hooks_ask_rides_the_takers_take_and_finish(submitted: Submitted) -> None:
+    heard: list[str] = []
+    taker = Taker("t", heard)
+    chain = Chain([Rider(mark="c@0"), taker, Rider(event="received")])
+    attempt, _ = chain.admit(submitted.arrival())
+    chain.after_cell(attempt, AttemptResult.model_construct())  # type: ignore[call-arg]
+    took, settled = taker.riders
+    assert took == Riders("c@0", TaskEvent("received", "", ""))
+    assert settled == Riders(None, TaskEvent("end", "", ""))
 
 
 def test_a_chain_has_exactly_one_taker() -> None:
@@ -121,4 +152,4 @@ def test_every_hook_hears_the_outcome_even_when_one_fails(submitted: Submitted) 
     chain = Chain([Taker("a", heard), Broken(), Recorder("c", heard)])
     with pytest.raises(OSError, match="disk full"):
         chain.after_cell(submitted.attempt(), AttemptResult.model_construct())  # type: ignore[call-arg]
-    assert heard == ["c.after_cell", "a.after_cell"]
+    assert heard == ["c.after_cell", "a.settle"]

@@ -10,7 +10,7 @@ import pytest
 from jobs.parsers.readings import Failure
 from jobs.record.attempts import AttemptResult
 from tests.support.cells import Submitted, python_command
-from workers.hooks import Dropped
+from workers.hooks import Dropped, Riders
 from workers.hooks.lease import CellLease, outcome
 from workers.host_facts import facts
 from workers.shared import redis_keys
@@ -54,18 +54,18 @@ def test_a_message_is_held_and_released(submitted: Submitted, tmp_path: Path) ->
 
 def test_a_cell_is_taken_once(submitted: Submitted, tmp_path: Path) -> None:
     first, other = _hook(submitted, tmp_path), _hook(submitted, tmp_path, "w2")
-    assert first.take(submitted.arrival()) == 1
+    assert first.take(submitted.arrival(), Riders()).number == 1
     with pytest.raises(Dropped, match="leased by live worker w1"):
-        other.take(submitted.arrival())
+        other.take(submitted.arrival(), Riders())
     assert submitted.store.state(submitted.sweep_id, submitted.cells[0].id).status == "running"  # type: ignore[union-attr]
 
 
 def test_a_final_cell_is_a_replay_and_reported(submitted: Submitted, tmp_path: Path) -> None:
     hook = _hook(submitted, tmp_path)
-    number = hook.take(submitted.arrival())
-    hook.after_cell(submitted.attempt(number=number), _result(submitted, number))
+    number = hook.take(submitted.arrival(), Riders()).number
+    hook.settle(submitted.attempt(number=number), _result(submitted, number), Riders())
     with pytest.raises(Dropped, match="replay"):
-        hook.take(submitted.arrival())
+        hook.take(submitted.arrival(), Riders())
     assert submitted.store.refused()[0]["kind"] == "dropped"
 
 
@@ -79,12 +79,45 @@ def test_the_lease_covers_each_command_and_a_wait(submitted: Submitted, tmp_path
     assert _expiry(submitted) == pytest.approx(epoch() + 1000.0 + SLACK_S, abs=2)
 
 
+def test_a_command_the_takes_lease_covers_costs_no_renewal(submitted: Submitted,
+                                                           tmp_path: Path) -> None:
+    hook = _hook(submitted, tmp_path)  # setup 20 s and slack 7 s: the take's lease lasts 27 s
+    hook.take(submitted.arrival(), Riders())
+    taken = _expiry(submitted)
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=5.0),
+                        lambda: ())
+    assert _expiry(submitted) == taken  # 5 s and the slack fit in what is left: no call
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=300.0),
+                        lambda: ())
+    assert _expiry(submitted) == pytest.approx(epoch() + 300.0 + SLACK_S, abs=2)
+    hook.between_cells()  # the idle renewal makes it shorter: the next command renews again
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=100.0),
+                        lambda: ())
+    assert _expiry(submitted) == pytest.approx(epoch() + 100.0 + SLACK_S, abs=2)
+
+
+def test_the_messages_last_cell_lets_go_of_its_hold(submitted: Submitted,
+                                                    tmp_path: Path) -> None:
+    hook = _hook(submitted, tmp_path)
+    group = submitted.group(cells=submitted.cells[:2])
+    hook.before_group(group)
+    holding = redis_keys.worker("w1")
+    for index in (0, 1):
+        number = hook.take(submitted.arrival(index, group), Riders()).number
+        assert submitted.store.r.hexists(holding, "holding")
+        hook.settle(submitted.attempt(index, number, group), _result(submitted, number),
+                    Riders())
+    assert not submitted.store.r.hexists(holding, "holding")
+    assert _expiry(submitted) == pytest.approx(epoch() + IDLE_TTL_S, abs=2)
+
+
 def test_the_outcome_is_accepted_and_marked_in_the_store(submitted: Submitted,
                                                          tmp_path: Path) -> None:
     hook = _hook(submitted, tmp_path)
-    number = hook.take(submitted.arrival())
+    number = hook.take(submitted.arrival(), Riders()).number
     failure = Failure(kind="timeout", reason="measured run: took longer than 60 s")
-    hook.after_cell(submitted.attempt(number=number), _result(submitted, number, failure))
+    hook.settle(submitted.attempt(number=number), _result(submitted, number, failure),
+                Riders())
     cell = submitted.cells[0].id
     state = submitted.store.state(submitted.sweep_id, cell)
     assert state is not None and (state.status, state.attempt) == ("timed_out", 1)
@@ -96,11 +129,11 @@ def test_the_outcome_is_accepted_and_marked_in_the_store(submitted: Submitted,
 def test_an_attempt_the_cell_moved_past_is_not_accepted(submitted: Submitted,
                                                         tmp_path: Path) -> None:
     hook = _hook(submitted, tmp_path)
-    number = hook.take(submitted.arrival())
+    number = hook.take(submitted.arrival(), Riders()).number
     cell = submitted.cells[0].id
     # The worker was declared dead and the cell queued again meanwhile.
     submitted.store.requeue(submitted.sweep_id, cell, "w1", "w1-i", 3, "lost its lease")
-    hook.after_cell(submitted.attempt(number=number), _result(submitted, number))
+    hook.settle(submitted.attempt(number=number), _result(submitted, number), Riders())
     state = submitted.store.state(submitted.sweep_id, cell)
     assert state is not None and state.status == "queued"
     # Fencing: a stale attempt's files never become the accepted one.
@@ -111,7 +144,7 @@ def test_the_idle_tick_queues_a_dead_workers_cells_again(submitted: Submitted,
                                                          tmp_path: Path) -> None:
     dead, alive = _hook(submitted, tmp_path, "dead"), _hook(submitted, tmp_path, "alive")
     dead.before_group(submitted.group())
-    dead.take(submitted.arrival())
+    dead.take(submitted.arrival(), Riders())
     dead.lease.renew(-1.0)  # its lease ran out: it stopped answering
     alive.between_cells()
     state = submitted.store.state(submitted.sweep_id, submitted.cells[0].id)
@@ -132,13 +165,13 @@ def test_a_cell_set_back_to_queued_is_not_measured_again(submitted: Submitted,
     """The store is the truth for dedup: after one HSET puts a done cell back to `queued`,
     the replayed envelope is refused, since the store holds that generation's accepted attempt."""
     hook = _hook(submitted, tmp_path)
-    number = hook.take(submitted.arrival())
-    hook.after_cell(submitted.attempt(number=number), _result(submitted, number))
+    number = hook.take(submitted.arrival(), Riders()).number
+    hook.settle(submitted.attempt(number=number), _result(submitted, number), Riders())
     cell = submitted.cells[0].id
     key = redis_keys.sweep(submitted.sweep_id, "states")
     state = json.loads(submitted.store.r.hget(key, cell) or "{}")
     submitted.store.r.hset(key, cell, json.dumps({**state, "status": "queued"}))  # the attack
     with pytest.raises(Dropped, match="already holds attempt 1 of generation 0"):
-        hook.take(submitted.arrival())
+        hook.take(submitted.arrival(), Riders())
     assert submitted.store.state(submitted.sweep_id, cell).attempt == 1  # type: ignore[union-attr]
     assert "artifact store" in submitted.store.refused()[0]["why"]
