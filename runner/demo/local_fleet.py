@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 from workers.shared.settings import Settings
@@ -65,7 +66,9 @@ class LocalFleet:
     def stop(self) -> None:
         for proc in self.procs.values():
             if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+                # The whole session: a `wrap` (faketime, ip netns exec) may not pass it on.
+                with suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
         for proc in self.procs.values():
             try:
                 proc.wait(timeout=STOP_GRACE_S)

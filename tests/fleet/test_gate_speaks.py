@@ -69,7 +69,8 @@ def test_a_gated_cell_says_why_while_a_neighbour_measures(tmp_path: Path) -> Non
                 state = _status(lab_, gated)["not_done"].get(cell, {})
                 return state if state.get("phase") == "measuring" else None
 
-            running = eventually(measuring, GATED_WAIT_S + 10, "the gated cell measuring")
+            # The cap, then the host lease between two of the neighbour's cells; 4 s measuring.
+            running = eventually(measuring, GATED_WAIT_S + 30, "the gated cell measuring")
             assert running["status"] == "running" and "reason" not in running, running
             lab_.wait(gated)
         assert lab_.store.state(gated, cell).status == "done"  # type: ignore[union-attr]

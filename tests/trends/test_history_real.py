@@ -228,7 +228,8 @@ def test_a_confirmed_step_over_two_commits_is_handed_to_bisect(lab: Lab) -> None
                      step=Step(index=10, before=130.0, after=12.0, change=-0.9, pvalue=1e-5,
                                spread=20.0, multiple=5.0, steppiness=0.7, segment_before=10,
                                segment_after=4, kept=True, dropped_by=[]))
-    assert confirm(lab.settings, wide, print).state == "confirmed"
+    verdict = confirm(lab.settings, wide, print)
+    assert verdict.state == "confirmed", verdict.reason
     written = bisect_step(lab.settings, wide, lab.root / "bisects", print)
     found = json.loads(written.with_suffix(".json").read_text())
     assert (found["outcome"], found["culprit"]) == ("found", commits[PLANTED])

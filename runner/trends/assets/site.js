@@ -24,15 +24,27 @@ function checkText(p) {
   return p.check_ok === true ? "check passes" : p.check_ok === false ? "check fails" : "no record";
 }
 
-// Commits on x (in first-parent order), the mean with its min-max band, flagged points
-// hollow, steps as dashed lines with their change.
+const METRIC_NAMES = {decode_tps: "decode tok/s", prefill_tps: "prefill tok/s"};
+
+// Commits on x (in first-parent order), y from 0 as the record's plots, the mean with its
+// min-max band, flagged points hollow, steps as dashed lines with their change.
 function plotSeries(s, width, height) {
   const placed = s.points.filter(p => p.position !== null);
-  const pad = 40, w = width - 2 * pad, h = height - 2 * pad;
-  const lo = Math.min(...placed.map(p => p.min)), hi = Math.max(...placed.map(p => p.max));
+  const pad = 48, w = width - 2 * pad, h = height - 2 * pad;
+  const lo = 0, hi = Math.max(...placed.map(p => p.max)) * 1.05 || 1;
   const x = i => pad + (placed.length > 1 ? i * w / (placed.length - 1) : w / 2);
-  const y = v => pad + h - (hi > lo ? (v - lo) * h / (hi - lo) : h / 2);
+  const y = v => pad + h - (v - lo) * h / (hi - lo);
   const svg = el("svg", {width, height, viewBox: `0 0 ${width} ${height}`, id: "plot"});
+  for (const v of [0, hi / 2, hi]) {
+    svg.append(el("line", {class: "grid", x1: pad, x2: pad + w, y1: y(v), y2: y(v)}));
+    svg.append(el("text", {class: "axis", x: pad - 4, y: y(v) + 4, "text-anchor": "end"},
+      v.toFixed(0)));
+  }
+  svg.append(el("text", {class: "axis", x: 12, y: pad + h / 2, "text-anchor": "middle",
+    transform: `rotate(-90 12 ${pad + h / 2})`},
+    `${METRIC_NAMES[s.metric] || s.metric} (higher is better)`));
+  svg.append(el("text", {class: "axis", x: pad + w / 2, y: height - 10, "text-anchor": "middle"},
+    "commits, oldest first (first-parent order)"));
   const top = placed.map((p, i) => `${x(i)},${y(p.max)}`);
   const bottom = placed.map((p, i) => `${x(i)},${y(p.min)}`).reverse();
   svg.append(el("path", {class: "band", d: "M" + top.concat(bottom).join("L") + "Z"}));
@@ -59,9 +71,21 @@ function plotSeries(s, width, height) {
     link.append(dot);
     svg.append(link);
   });
-  svg.append(el("text", {class: "axis", x: 4, y: y(hi) + 4}, fmt(hi)));
-  svg.append(el("text", {class: "axis", x: 4, y: y(lo) + 4}, fmt(lo)));
   return svg;
+}
+
+// What the plot's marks are, beside it (not in it: the plot holds only the series' points).
+function legend() {
+  const key = (cls, text) => el("span", {class: "key"},
+    el("svg", {width: 22, height: 14}, cls === "band"
+      ? el("path", {class: "band", d: "M1,2L21,2L21,12L1,12Z"})
+      : cls.startsWith("step")
+        ? el("line", {class: cls, x1: 11, x2: 11, y1: 0, y2: 14})
+        : el("circle", {class: cls, cx: 11, cy: 7, r: 4})), " " + text);
+  return el("p", {class: "legend"}, key("point", "a record's mean (the line joins those used)"),
+    key("band", "its min to max"), key("point flagged", "flagged: shown, not used in the fit"),
+    key("point failing", "its record fails check"), key("step", "a step, a candidate"),
+    key("step dropped", "a step a filter dropped"));
 }
 
 function sparkline(o) {
@@ -106,7 +130,7 @@ function showRegressions(data) {
       el("td", {}, `${c.before.slice(0, 12)}..${c.commit.slice(0, 12)}`),
       el("td", {class: "num"}, `${(s.change * 100).toFixed(1)}%`),
       el("td", {}, `p ${s.pvalue.toPrecision(2)}, ${s.multiple.toFixed(1)}x the spread, ` +
-        `steppiness ${s.steppiness.toFixed(2)}, ${s.segment_before}+${s.segment_after} points`),
+        `steppiness ${s.steppiness.toFixed(2)}, ${s.segment_before}+${s.segment_after} commits`),
       el("td", {}, v ? v.reason : ""), el("td", {}, v && v.bisect ? v.bisect : "")));
   }
   main.append(data.regressions.length ? table : el("p", {}, "no regression candidates"));
@@ -119,7 +143,7 @@ function loadSeries() {
   window.bfSeries = s => {
     const main = document.getElementById("main");
     main.append(el("h2", {}, `${s.testbed} · ${s.model} · ${s.arm} · ${s.metric}`));
-    main.append(plotSeries(s, 1000, 360));
+    main.append(plotSeries(s, 1000, 380), legend());
     const table = el("table", {id: "points"}, el("tr", {}, ...["commit", "n", "mean",
       "min to max", "flags", "record"].map(t => el("th", {}, t))));
     for (const p of s.points) {
