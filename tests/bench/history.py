@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from jobs.record.model import Record
-from jobs.trends.changes import Thresholds
+from jobs.trends.thresholds import ThresholdsFile
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from runner.demo.target_repo import DEMO_MODELS, make_models, make_target_repo
@@ -116,7 +116,7 @@ def minimal_read(paths: list[Path]) -> int:
 
 def detect(db: Path) -> int:
     with connect(db) as conn:
-        return len(series(conn, Thresholds()))
+        return len(series(conn, ThresholdsFile()))
 
 
 def read_series(db: Path) -> int:
@@ -137,7 +137,7 @@ def site(db: Path, root: Path) -> dict[str, float]:
 
     out = root / "site"
     start = time.perf_counter()
-    publish(LocalStore(root / "empty"), db, out, lambda _: None)
+    publish(LocalStore(root / "empty"), db, ThresholdsFile(), out, lambda _: None)
     figures = {"publish_s": time.perf_counter() - start,
                "index_kb": (out / "data" / "index.js").stat().st_size / 1024,
                "series_kb": max(p.stat().st_size for p in (out / "data" / "series").iterdir())
