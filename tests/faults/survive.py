@@ -44,8 +44,8 @@ NO_GATE = {"idle_load1": 1e6}
 SCENARIO_S = 600.0
 # Arms per group; each commit of the target is one group (one worker measures it).
 ARMS = 5
-# Groups in a sweep of 200 cells or more: enough for every worker of a crowd to get some.
-GROUPS = 40
+# Groups in a sweep of 250 cells or more: one for each worker of a crowd of 50.
+GROUPS = 50
 # How often the coordinator side looks at the sweep's counts (a 2,000-cell HGETALL).
 LOOK_EVERY_S = 1.0
 # The primary is killed once this share of the sweep is done.
