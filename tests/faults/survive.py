@@ -48,6 +48,8 @@ ARMS = 5
 GROUPS = 50
 # How often the coordinator side looks at the sweep's counts (a 2,000-cell HGETALL).
 LOOK_EVERY_S = 1.0
+# How a worker's refusal of junk on the cpu queue begins (test_junk_messages checks it too).
+JUNK_REFUSED = f"a message on {backend_queue('cpu')} is not a benchfleet task"
 # The primary is killed once this share of the sweep is done.
 FAILOVER_AT = 0.25
 # The longest the sentinels may take to promote the replica (down after 1 s, then a vote).
@@ -77,6 +79,8 @@ class Run:
 class Outcome:
     """What a scenario saw: its figures and the checks that did not hold."""
 
+    sweeps: list[str] = field(default_factory=list)  # checked when the scenario ends
+    started: float = 0.0  # time.monotonic() at the first submit
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     done_first: int = 0  # cells done at attempt 1 with that one attempt in the store
@@ -114,10 +118,12 @@ def sweep_path(lab_: Lab, run: Run, name: str, shas: list[str]) -> Path:
                  for i in range(ARMS)], "n": repeats, "warmup": 0})
 
 
-def submit(lab_: Lab, path: Path) -> str:
+def submit(lab_: Lab, path: Path, out: Outcome) -> str:
+    out.started = time.monotonic()
     done = cli(lab_.settings, "submit", "--wait-for-worker", str(path))
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip().splitlines()[-1]
+    out.sweeps.append(sweep_id := done.stdout.strip().splitlines()[-1])
+    return sweep_id
 
 
 def start_workers(lab_: Lab, count: int, prefix: str = "w") -> list[str]:
@@ -155,6 +161,21 @@ def until_final(lab_: Lab, sweep_ids: list[str], run: Run) -> None:
         return all(s.status in FINAL for sweep_id in sweep_ids
                    for s in lab_.store.states(sweep_id).values())
     eventually(ended, run.budget.left(), "every cell final", every_s=LOOK_EVERY_S)
+
+
+@contextmanager
+def checked(lab_: Lab, out: Outcome) -> Iterator[None]:
+    """Check the scenario's sweeps when it ends, however it ends (a timeout names the cells
+    still not final), while its fleet is still up."""
+    try:
+        yield
+    finally:
+        out.wall_s = out.wall_s or (time.monotonic() - out.started if out.started else 0.0)
+        for sweep_id in out.sweeps:
+            try:
+                check(lab_, sweep_id, out)
+            except Exception as error:  # Redis gone, say: the row says so
+                out.problems.append(f"cannot check {sweep_id}: {error}")
 
 
 def check(lab_: Lab, sweep_id: str, out: Outcome) -> None:
@@ -197,19 +218,17 @@ def cut_submit(step: str) -> Callable[[Run, Outcome], None]:
     """The coordinator SIGKILLed at `step` of submit, then one `submit --resume`, while the
     workers serve."""
     def scenario(run: Run, out: Outcome) -> None:
-        with lab(run.root, **NO_GATE) as lab_:
+        with lab(run.root, **NO_GATE) as lab_, checked(lab_, out):
             names = start_workers(lab_, run.workers)
             path = sweep_path(lab_, run, step, commits(lab_, shape(run.cells)[0]))
             until_live(lab_, names, run)
-            started = time.monotonic()
-            sweep_id = cut(lab_.settings, step, path)
+            out.started = time.monotonic()
+            out.sweeps.append(sweep_id := cut(lab_.settings, step, path))
             queued, asked = len(lab_.store.states(sweep_id)), time.monotonic()
             resumed = cli(lab_.settings, "submit", "--resume", sweep_id)
             assert resumed.returncode == 0, resumed.stderr
             out.recovery = f"{time.monotonic() - asked:.1f}"
             until_final(lab_, [sweep_id], run)
-            out.wall_s = time.monotonic() - started
-            check(lab_, sweep_id, out)
             said = resumed.stdout.strip().splitlines()[-1].split(": ", 1)[-1]
             out.notes.append(f"{queued:,} cell states in Redis when it was killed; resume: "
                              f"{said}; {run.workers} workers")
@@ -220,12 +239,12 @@ def sentinel(run: Run, out: Outcome) -> None:
     """The Redis primary SIGKILLed once a quarter of the sweep is done (Sentinel: a replica,
     three sentinels)."""
     with SentinelGroup(run.root / "redis", password="s3cret") as group, \
-            lab_on(run.root, group.primary, group.url, **NO_GATE) as lab_:
+            lab_on(run.root, group.primary, group.url, **NO_GATE) as lab_, \
+            checked(lab_, out):
         names = start_workers(lab_, run.workers)
         path = sweep_path(lab_, run, "failover", commits(lab_, shape(run.cells)[0]))
         until_live(lab_, names, run)
-        started = time.monotonic()
-        sweep_id = submit(lab_, path)
+        sweep_id = submit(lab_, path, out)
         eventually(lambda: done_count(lab_, sweep_id) >= run.cells * FAILOVER_AT,
                    run.budget.left(), "a quarter of the cells done", every_s=LOOK_EVERY_S)
         before, old = done_count(lab_, sweep_id), group.primary_port()
@@ -242,24 +261,22 @@ def sentinel(run: Run, out: Outcome) -> None:
                    run.budget.left(), "a cell done after the kill", every_s=0.1)
         out.recovery = f"{time.monotonic() - killed:.1f} (promoted in {promoted:.1f})"
         until_final(lab_, [sweep_id], run)
-        out.wall_s = time.monotonic() - started
-        check(lab_, sweep_id, out)
-        out.notes.append(f"killed at {before:,} cells done; {run.workers} workers")
+        ended = time.monotonic()
+        out.notes.append(f"killed at {before:,} cells done; {run.workers} workers; "
+                         f"{before / (killed - out.started):.1f} cells/s before the kill, "
+                         f"{(run.cells - before) / (ended - killed):.1f} after")
 
 
 def clocks(run: Run, out: Outcome) -> None:
     """Two workers under libfaketime, a minute behind and a minute ahead, beside true ones."""
-    with lab(run.root, **NO_GATE) as lab_:
+    with lab(run.root, **NO_GATE) as lab_, checked(lab_, out):
         names = start_workers(lab_, max(1, run.workers - 2))
         for name, shift in (("behind", "-60s"), ("ahead", "+60s")):
             lab_.fleet.start("cpu", name, wrap=skewed(shift))
         path = sweep_path(lab_, run, "clocks", commits(lab_, shape(run.cells)[0]))
         until_live(lab_, [*names, "behind", "ahead"], run)
-        started = time.monotonic()
-        sweep_id = submit(lab_, path)
+        sweep_id = submit(lab_, path, out)
         until_final(lab_, [sweep_id], run)
-        out.wall_s = time.monotonic() - started
-        check(lab_, sweep_id, out)
         took = per_worker(lab_, sweep_id)
         out.notes.append(f"{len(names)} true workers; the one 60 s behind measured "
                          f"{took['behind']} cells, the one 60 s ahead {took['ahead']}")
@@ -268,11 +285,11 @@ def clocks(run: Run, out: Outcome) -> None:
 def crowd(run: Run, out: Outcome) -> None:
     """`--crowd` workers launched together and the sweep submitted at once, before any is
     live; then the Redis connections each worker holds."""
-    with lab(run.root, **NO_GATE) as lab_:
+    with lab(run.root, **NO_GATE) as lab_, checked(lab_, out):
         path = sweep_path(lab_, run, "crowd", commits(lab_, shape(run.cells)[0]))
         started = time.monotonic()
         names = start_workers(lab_, run.crowd, prefix="c")
-        sweep_id = submit(lab_, path)
+        sweep_id = submit(lab_, path, out)
         until_live(lab_, names, run)
         live_s = time.monotonic() - started
         eventually(lambda: done_after(lab_, sweep_id, 0), run.budget.left(),
@@ -280,8 +297,6 @@ def crowd(run: Run, out: Outcome) -> None:
         first_s = time.monotonic() - started
         until_final(lab_, [sweep_id], run)
         held = connections(lab_)  # each worker has measured cells by now (or has waited)
-        out.wall_s = time.monotonic() - started
-        check(lab_, sweep_id, out)
         took = per_worker(lab_, sweep_id)
         out.recovery = f"all live {live_s:.1f}; first cell done {first_s:.1f}"
         out.notes.append(f"{run.crowd} workers; {len(took)} measured cells (most "
@@ -330,24 +345,25 @@ def socket_owners(pids: list[int]) -> dict[str, int]:
 
 def junk(run: Run, out: Outcome) -> None:
     """A malformed message pushed onto the workers' queue every second for the whole sweep."""
-    with lab(run.root, **NO_GATE) as lab_:
+    with lab(run.root, **NO_GATE) as lab_, checked(lab_, out):
         names = start_workers(lab_, run.workers)
         path = sweep_path(lab_, run, "junk", commits(lab_, shape(run.cells)[0]))
         until_live(lab_, names, run)
         lab_.store.r.delete(REFUSED)
-        started = time.monotonic()
-        sweep_id = submit(lab_, path)
+        sweep_id = submit(lab_, path, out)
         with pushing(lab_) as pushed:
             until_final(lab_, [sweep_id], run)
-        out.wall_s = time.monotonic() - started
-        refused = eventually(lambda: (n := lab_.store.r.llen(REFUSED)) >= pushed[0] and n,
-                             min(60.0, run.budget.left()), f"{pushed[0]} junk messages refused")
-        check(lab_, sweep_id, out)
+        eventually(lambda: lab_.store.r.llen(REFUSED) >= pushed[0], min(60.0, run.budget.left()),
+                   f"{pushed[0]} junk messages refused")
+        refused = lab_.store.refused()
+        odd = [r["why"] for r in refused if not r["why"].startswith(JUNK_REFUSED)]
+        if odd:
+            out.problems.append(f"{len(odd)} refusals not of junk, e.g. {odd[0]}")
         gone = [n for n, p in lab_.fleet.procs.items() if p.poll() is not None]
         if gone:
             out.problems.append(f"workers exited: {', '.join(gone)}")
         left = lab_.store.r.llen(backend_queue("cpu"))
-        out.notes.append(f"{pushed[0]} junk messages pushed, {refused} refused, {left} left "
+        out.notes.append(f"{pushed[0]} junk messages pushed, {len(refused)} refused, {left} left "
                          f"in the queue; {run.workers} workers, {len(gone)} exited")
 
 
