@@ -63,17 +63,18 @@ OUTRO = [
     "every worker live and to the first cell done.",
     "",
     "A worker's Redis connections (the crowd row counts them after the sweep, matching CLIENT "
-    "LIST's addresses to each worker's sockets). What the design needs is five: benchfleet's "
-    "own client (leases, states, notes: EVALSHA), the cancel control line (SUBSCRIBE, a raw "
+    "LIST's addresses to each worker's sockets). The design needs five: benchfleet's own "
+    "client (leases, states, notes: EVALSHA), the cancel control line (SUBSCRIBE, a raw "
     "socket), Celery's task consumer (BRPOP), the remote-control mailbox kept for inspection "
-    "(PSUBSCRIBE), and one for task events (PUBLISH; `BENCHFLEET_EVENTS`). The rest are "
-    "kombu's, found by tracing each connect in a worker: the task channel opens a second "
-    "connection at start to restore unacknowledged messages under a lock (MULTI/EXEC) and a "
-    "third when it declares its queue (its length); every kombu channel it creates sends a "
-    "PING on a connection of its own that then stays idle (the consumer's second channel, "
-    "the event dispatcher's); and the event dispatcher's pool opens a second PUBLISH "
-    "connection at the first cell's end. So 9 or 10 a worker, about 500 for 50 workers; not "
-    "changed here.",
+    "(PSUBSCRIBE) and one for task events (PUBLISH; `BENCHFLEET_EVENTS`). The other five are "
+    "kombu's, found by tracing each connect and each connection's first commands in a "
+    "worker: a command connection beside each blocking one (the task channel's, which "
+    "restores unacknowledged messages under a lock at start, MULTI/EXEC; the mailbox's, "
+    "which declares and binds its queue and refreshes the binding with a script, EVALSHA); "
+    "a connection that each new kombu connection opens for its first channel's PING and "
+    "then leaves idle (the consumer's, the event dispatcher's); and a second PUBLISH "
+    "connection the event dispatcher's pool opens at the first cell's end. Not changed "
+    "here.",
 ]
 
 
