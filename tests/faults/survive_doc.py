@@ -58,7 +58,7 @@ INTRO = [
 ]
 OUTRO = [
     "",
-    "Recovery: cut submit, each `submit --resume` command's own wall time; Sentinel, from the "
+    "Recovery: cut submit, the one `submit --resume` command's own wall time; Sentinel, from the "
     "kill to the next cell done (and to the replica's promotion); crowd, from the launch to "
     "every worker live and to the first cell done.",
     "",
