@@ -299,8 +299,8 @@ def crowd(run: Run, out: Outcome) -> None:
         held = connections(lab_)  # each worker has measured cells by now (or has waited)
         took = per_worker(lab_, sweep_id)
         out.recovery = f"all live {live_s:.1f}; first cell done {first_s:.1f}"
-        out.notes.append(f"{run.crowd} workers; {len(took)} measured cells (most "
-                         f"{max(took.values())}); Redis connections per worker: {held}")
+        out.notes.append(f"{run.crowd} workers, {len(took)} of them measured cells (at most "
+                         f"{max(took.values())} each); Redis connections per worker: {held}")
 
 
 def connections(lab_: Lab) -> str:
