@@ -6,27 +6,22 @@ A store that cannot take sweep.json is one sentence, with nothing left in Redis.
 import base64
 import contextlib
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from runner.demo.local_fleet import settings_env
 from runner.demo.target_repo import git
 from tests.faults.harness import Lab, lab, small_tmpfs
+from tests.support.cut_submit import STEPS, cut
 from tests.support.fleet import cli, sweep_file
 from workers.shared.queues import backend_queue
 from workers.shared.redis_keys import PENDING
 
 pytestmark = pytest.mark.integration
-
-STEPS = ("after-sweep-file", "after-save", "mid-publish")
-_STARTED = re.compile(r"^sweep (\S+): storing and queuing", re.MULTILINE)
 
 
 def _two_commits(lab_: Lab) -> list[str]:
@@ -41,18 +36,6 @@ def _spec(lab_: Lab, commits: list[str], name: str, backends: list[str], arms: i
             "models": ["tinymoe-a3"], "backends": {b: {"build": "tinymoe-build"} for b in backends},
             "arms": [{"name": f"arm{i}", "recipe": "bench", "baseline": i == 0}
                      for i in range(arms)], "n": n, "warmup": 0}
-
-
-def _cut(lab_: Lab, step: str, path: Path) -> str:
-    """Submit, killed at `step`; the sweep id it announced before storing anything."""
-    done = subprocess.run([sys.executable, "-m", "tests.support.cut_submit", step, "submit",
-                           "--wait-for-worker", str(path)], capture_output=True, text=True,
-                          timeout=120,
-                          env={**os.environ, **settings_env(lab_.settings)})
-    assert done.returncode == -9, done.stderr
-    found = _STARTED.search(done.stderr)
-    assert found, done.stderr
-    return found.group(1)
 
 
 def _resumed(lab_: Lab, sweep_id: str) -> tuple[str, float]:
@@ -82,7 +65,7 @@ def test_a_submit_killed_at_each_step_resumes_2000_cells_each_queued_once(
         for step in STEPS:
             # 2 commits x 2 backends = 4 groups, of 5 arms x 100 repeats each
             path = sweep_file(tmp_path, _spec(lab_, commits, f"big-{step}", backends, 5, 100))
-            sweep_id = _cut(lab_, step, path)
+            sweep_id = cut(lab_.settings, step, path)
             if step != "after-sweep-file":  # in Redis: status says what finishes it
                 status = cli(lab_.settings, "status", sweep_id)
                 assert status.returncode == 3
@@ -119,7 +102,7 @@ def test_a_cut_submit_resumed_measures_every_cell_once(tmp_path: Path,
         ids, commits = [], _two_commits(lab_)
         for step in STEPS:  # 3 sweeps of 2 commits x 2 arms: 12 cells in all
             path = sweep_file(tmp_path, _spec(lab_, commits, f"small-{step}", ["cpu"], 2, 1))
-            ids.append(sweep_id := _cut(lab_, step, path))
+            ids.append(sweep_id := cut(lab_.settings, step, path))
             _resumed(lab_, sweep_id)
         for sweep_id in ids:
             lab_.wait(sweep_id)

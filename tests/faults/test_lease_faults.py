@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import lab, wait_for_command
+from tests.faults.harness import descendants_gone, lab, wait_for_command
 from tests.support.waits import eventually
 from workers.shared import redis_keys
 from workers.shared.leases import IDLE_RENEW_S, live_expiries
@@ -23,8 +23,13 @@ LONG = {"prompt_tokens": 64, "max_tokens": 160}  # a few seconds of real decodin
 def skewed(shift: str) -> tuple[str, ...]:
     """Run a worker with its wall clock `shift` off (libfaketime). Its monotonic clock moves
     by the same offset, so the timeouts it measures stay true (keeping monotonic unfaked
-    breaks Python's sleep under libfaketime 0.9.10: EINVAL)."""
-    return ("faketime", "-f", shift)
+    breaks Python's sleep under libfaketime 0.9.10: EINVAL). The library is preloaded through
+    `env`, which execs the worker: the `faketime` command forks it instead, and the fleet's
+    SIGTERM then ended `faketime` alone, leaving the worker running."""
+    found = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    if not found:
+        pytest.skip("libfaketime is not installed (apt-get install faketime)")
+    return ("env", f"LD_PRELOAD={found[0]}", f"FAKETIME={shift}")
 
 
 def _attempts(lab_, sweep_id: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
@@ -145,3 +150,17 @@ def test_a_worker_paused_mid_cell_past_its_lease_never_replaces_the_accepted_att
                    "outcome": "the cell is measured again elsewhere (attempt 2); the stale "
                    "attempt's finish is refused and accepted.json keeps attempt 2",
                    "recovery_s": round(recovered_s, 1)})
+
+
+def test_a_skewed_worker_stops_with_its_fleet(tmp_path: Path) -> None:
+    with lab(tmp_path) as lab_:
+        lab_.fleet.start("cpu", "behind", wrap=skewed("-60s"))
+        client = lab_.store.r
+        eventually(lambda: "behind" in live_expiries(client), 60, "the skewed worker is live")
+        pid = int(client.hget(redis_keys.worker("behind"), "pid"))
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert b"FAKETIME=-60s" in environ and any(
+            v.startswith(b"LD_PRELOAD=") and b"libfaketime" in v for v in environ), environ
+        lab_.fleet.stop()
+    # Before: the fleet signalled a `faketime` that forks its command; the worker lived on.
+    assert descendants_gone([pid]), f"worker {pid} outlived its fleet"

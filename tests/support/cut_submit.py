@@ -7,17 +7,26 @@ python -m tests.support.cut_submit STEP ARGS... runs `benchfleet ARGS...` and
 - pause-before-save=FIFO: waits, just before the save, until a line comes down FIFO.
 
 The steps are found by wrapping the functions that make them, never by timing; SIGKILL
-leaves no `finally` or atexit to tidy up, as a killed coordinator would."""
+leaves no `finally` or atexit to tidy up, as a killed coordinator would. `cut` runs it
+from a test (or tests/faults/survive.py) and returns the sweep id the cut submit announced."""
 
 import os
+import re
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import runner.submit
 from runner import cli
+from runner.demo.local_fleet import settings_env
+from workers.shared.settings import Settings
 from workers.shared.state import Store
+
+STEPS = ("after-sweep-file", "after-save", "mid-publish")
+_STARTED = re.compile(r"^sweep (\S+): storing and queuing", re.MULTILINE)
 
 
 def _die() -> None:
@@ -61,6 +70,18 @@ def main(step: str, args: list[str]) -> int:
     else:
         raise SystemExit(f"unknown step {step!r}")
     return cli.main(args)
+
+
+def cut(settings: Settings, step: str, path: Path) -> str:
+    """`submit --wait-for-worker PATH`, killed at `step`; the sweep id it announced before
+    storing anything."""
+    done = subprocess.run([sys.executable, "-m", "tests.support.cut_submit", step, "submit",
+                           "--wait-for-worker", str(path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **settings_env(settings)})
+    assert done.returncode == -9, done.stderr
+    found = _STARTED.search(done.stderr)
+    assert found, done.stderr
+    return found.group(1)
 
 
 if __name__ == "__main__":
