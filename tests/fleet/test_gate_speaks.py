@@ -18,7 +18,7 @@ from tests.support.waits import eventually
 
 pytestmark = pytest.mark.integration
 # The gated worker's cap: long enough to watch it wait, short enough for the test.
-GATED_WAIT_S = 10.0
+GATED_WAIT_S = 20.0  # under load, two status reads can take seconds each
 
 
 def _status(lab_: Lab, sweep_id: str) -> dict[str, Any]:
