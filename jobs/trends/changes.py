@@ -18,6 +18,7 @@ from jobs.strict import Strict
 # Otava's defaults for a series of benchmark means; a window this wide sees a step whole.
 MAX_PVALUE = 0.01
 WINDOW = 50
+WITHIN_A_COMMIT = "it falls between two runs of one commit"
 
 
 class Thresholds(Strict):
@@ -72,9 +73,17 @@ def find_steps(values: Sequence[float], thresholds: Thresholds,
         failing = [s for s in judged if not s.kept]
         if not failing:
             return sorted([*judged, *dropped], key=lambda s: s.index)
-        weakest = max(failing, key=lambda s: (s.pvalue, -abs(s.change)))
+        weakest = first_to_drop(failing)
         dropped.append(weakest)
         cuts.remove(weakest.index)
+
+
+def first_to_drop(failing: list[Step]) -> Step:
+    """A cut between two runs of one commit is never a step, whatever its neighbours: it goes
+    first, so that a spike among one commit's runs cannot cut a real step's segment short and
+    have the step dropped before it. Then the weakest (Otava's merge order)."""
+    inside = [s for s in failing if WITHIN_A_COMMIT in s.dropped_by]
+    return max(inside or failing, key=lambda s: (s.pvalue, -abs(s.change)))
 
 
 def _judged(points: list[float], commits: list[str], cuts: list[int],
@@ -97,7 +106,7 @@ def _step(points: list[float], commits: list[str], start: int, cut: int, end: in
     n_before, n_after = len(set(commits[start:cut])), len(set(commits[cut:end]))
     dropped = _dropped_by(n_before, n_after, change, multiple, steppiness, t)
     if commits[cut - 1] == commits[cut]:
-        dropped.insert(0, "it falls between two runs of one commit")
+        dropped.insert(0, WITHIN_A_COMMIT)
     return Step(index=cut, before=mean_b, after=mean_a, change=change, pvalue=pvalue,
                 spread=spread, multiple=multiple, steppiness=steppiness,
                 segment_before=n_before, segment_after=n_after, kept=not dropped,

@@ -14,8 +14,10 @@ import yaml
 
 from jobs.record.model import Record
 from tests.support.fleet import cli, submit, sweep_file, wait
+from tests.support.moe_lab import at_ci_size
 from workers.shared.settings import Settings
 from workers.shared.state import Store
+from workers.shared.stores.local import LocalStore
 
 PRESET_BUILDS = {"cuda": {"build": "mlxcel-build-cuda", "params": {"cuda_arch": "121"}},
                  "metal": {"build": "mlxcel-build-metal"}}
@@ -65,21 +67,33 @@ def test_the_preset_on_cached_builds_passes_check(
     assert opening.index("`make release-cuda`") < opening.index("`cp ")
     assert f"cuda `{builds['cuda'].commit[:12]}` reused on gb10-standin as built at" in opening
 
+    _baseline_rows(settings, record)
+
     json_path = next((root / "cached").glob("*.json"))
     checked = cli(settings, "check", str(json_path), "--artifacts", str(settings.artifacts))
     assert checked.returncode == 0, checked.stdout
 
 
 def _smaller(path: Path) -> None:
-    """The preset on the control alone, with fewer decode and profile tokens."""
+    """The preset on the control alone at CI's size (tests/support/moe_lab.py), with fewer
+    profile tokens too."""
+    at_ci_size(path, warmup=True)
     spec = yaml.safe_load(path.read_text())
     # The control alone: the builds, not the verdict, are what this test is about.
     spec["models"] = ["qwen3-30b-a3b-4bit"]
-    spec.pop("adaptive", None)  # the builds at a fixed n
     spec["question"]["families"] = {}
     spec["question"]["not_comparable"] = []
-    for arm in spec["arms"]:
-        arm["params"].update(max_tokens=16, warmup_tokens=4)
     spec["profiles"]["cuda"]["params"] = {"long_tokens": 48, "short_tokens": 24}
     spec["profiles"]["metal"]["params"] = {"tokens": 16}
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+def _baseline_rows(settings: Settings, record: Record) -> None:
+    """Every baseline run, the preset's warm-up included, wrote its own CSV (its own cwd and
+    --suffix), read back as its row."""
+    base = next(g for g in record.groups if g.backend == "cuda")
+    files = LocalStore(settings.artifacts).read(record.sweep_id, next(
+        m.cell_id for m in base.measurements if m.arm == "mlx-vlm"), 1)
+    csvs = sorted(k for k in files if k.startswith("out/") and k.endswith(".csv"))
+    assert [c.split("/")[1] for c in csvs] == ["measure", "warmup-1"]
+    assert all("_measure_single_" in c or "_warmup-1_single_" in c for c in csvs)

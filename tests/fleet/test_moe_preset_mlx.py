@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from jobs.record.model import Record
 from runner.demo.local_fleet import LocalFleet
 from runner.demo.redis_server import RedisServer
 from tests.support.fleet import cli, fleet_settings, submit, until_live, wait
-from tests.support.moe_lab import at_fixed_n
+from tests.support.moe_lab import at_ci_size
 from tests.support.samples import TOOLS
 from tests.targets.mlx_repo import make_payload_repo, write_models
 from workers.shared.settings import Settings
@@ -22,7 +23,10 @@ from workers.shared.state import Store
 
 pytestmark = pytest.mark.integration
 mx = pytest.importorskip("mlx.core") if sys.platform != "linux" else __import__("mlx.core")
-FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit", "inkling-small-nvfp4"]
+# Both families; the second inkling checkpoint (only ever "not comparable" with the first,
+# tests/fleet/test_moe_preset.py) is left out to keep CI inside its budget.
+FAMILIES = ["deepseek-v4-flash-4bit", "inkling-small-mlx-4bit"]
+LEFT_OUT = "inkling-small-nvfp4"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,12 @@ def test_preset_on_the_mlx_standin_gives_kernel_tables_and_verdicts(
     made = cli(settings, "init", "moe-decode-gap", "--commit", commit, "--repo", repo,
                "-o", str(sweep_path))
     assert made.returncode == 0, made.stderr
-    at_fixed_n(sweep_path)
+    at_ci_size(sweep_path)
+    spec = yaml.safe_load(sweep_path.read_text())
+    spec["models"].remove(LEFT_OUT)
+    del spec["question"]["families"][LEFT_OUT]
+    spec["question"]["not_comparable"] = []
+    sweep_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     sweep_id = submit(settings, sweep_path)
     store = Store.connect(settings.redis_url)
     wait(store, sweep_id, deadline_s=1200)
@@ -72,7 +81,7 @@ def test_preset_on_the_mlx_standin_gives_kernel_tables_and_verdicts(
 
     cuda = {g.model: g for g in record.groups if g.backend == "cuda"}
     metal = {g.model: g for g in record.groups if g.backend == "metal"}
-    assert len(cuda) == len(metal) == 4
+    assert len(cuda) == len(metal) == 3
     for model in FAMILIES:
         timed, counted = cuda[model].profile, metal[model].profile
         assert timed is not None and counted is not None

@@ -60,3 +60,18 @@ def test_a_step_is_at_the_first_point_of_its_commit_and_counts_commits() -> None
     [step] = [s for s in find_steps(values, Thresholds(), commits) if s.kept]
     assert (step.index, step.segment_before, step.segment_after) == (12, 6, 4)
     assert commits[step.index] == "c6" and commits[step.index - 1] == "c5"
+
+
+def test_a_spike_among_one_commits_runs_does_not_cost_the_step_its_segment() -> None:
+    """The means of a CI run that lost its step: one run of commit d slowed by hogs (a cut
+    inside d, the stronger) left the real step at f a 2-commit segment before it. The cut
+    inside d goes first, and the step is judged on its whole segment."""
+    values = [411.7, 472.9, 280.1, 461.7, 357.2, 441.6, 418.1, 408.5, 38.7, 374.8, 437.6,
+              40.8, 43.8, 37.9, 38.6, 41.0, 39.5]
+    runs = (2, 2, 2, 3, 2, 2, 2, 2)
+    commits = [c for c, count in zip("abcdefgh", runs, strict=True) for _ in range(count)]
+    steps = find_steps(values, Thresholds(), commits)
+    [inside] = [s for s in steps if commits[s.index - 1] == commits[s.index]]
+    assert not inside.kept and inside.pvalue < min(s.pvalue for s in steps if s.kept)
+    [step] = [s for s in steps if s.kept]
+    assert commits[step.index] == "f" and (step.segment_before, step.segment_after) == (5, 3)

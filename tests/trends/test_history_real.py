@@ -22,7 +22,7 @@ from runner.demo.target_repo import DEMO_MODELS, make_models
 from runner.trends.confirm import confirm
 from runner.trends.handoff import bisect_step
 from tests.support.fleet import fleet_settings, submit, sweep_file, until_live, wait
-from tests.support.load import hogs
+from tests.support.load import favoured, hogs
 from tests.targets.bisect_target import BROKEN, PLANTED, History, make_history
 from tests.trends.browser import browse
 from workers.shared.settings import Settings
@@ -50,6 +50,8 @@ def _measure(settings: Settings, root: Path, name: str, history: History,
     worker = fleet.start("cpu", f"history-{name}")
     try:
         until_live(settings, f"history-{name}")
+        if not hogged:
+            favoured(worker.pid)  # other tests' load must not make steps or noise here
         with hogs([worker.pid]) if hogged else nullcontext():
             sweep_id = submit(settings, sweep_file(root, spec(history, commits, n=1)))
             wait(Store.connect(settings.redis_url), sweep_id, SWEEP_DEADLINE_S)
@@ -83,7 +85,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         _measure(busy, root, "busy", history, [commits[BUSY_AT]])
         spike = _measure(quiet, root, "spike", history, [commits[SPIKE_AT]], hogged=True)
         fleet = LocalFleet(quiet, root / "logs")
-        fleet.start("cpu", "history-confirm")
+        favoured(fleet.start("cpu", "history-confirm").pid)  # its A/A arm sets the floor
         env = {**os.environ, **settings_env(quiet), "COLUMNS": "200",
                "BENCHFLEET_HISTORY_DB": str(root / "history.sqlite")}
         try:

@@ -7,8 +7,9 @@
   mark, the task event) rides the same script;
 - before each command the worker's lease is made to last that command's own timeout plus a
   slack (the idle gate's longest wait and the lease margin), renewed only when what it has
-  left falls short, and extended while the command waits for the host lease; nothing renews
-  it while a command runs;
+  left falls short or would outlast the command by more than the take's lease (so a worker
+  lost after its build is not waited for as long as a build), and extended while the
+  command waits for the host lease; nothing renews it while a command runs;
 - after the cell its outcome is accepted only if this worker still holds this attempt; the
   end event rides that script, and after the message's last cell so does the release;
 - between cells (Celery's timer, workers/service.py) the lease is renewed for the idle time
@@ -104,8 +105,13 @@ class CellLease(Hook):
             raise Dropped(why)
 
     def around_command(self, attempt: Attempt, command: Command, proceed: Proceed) -> Runs:
-        if time.monotonic() + command.call.timeout_s + self.slack_s > self.lasts_until:
-            self.cover(command.call.timeout_s)  # what is left falls short: a round trip
+        left = self.lasts_until - time.monotonic()
+        need = command.call.timeout_s + self.slack_s
+        # A round trip only when what is left falls short, or when it would outlast this
+        # command by more than the take's own lease (after a longer command, such as the
+        # build): a worker lost mid-command is found within max(timeout, setup) + slack.
+        if left < need or left > max(command.call.timeout_s, self.setup_s) + self.slack_s:
+            self.cover(command.call.timeout_s)
         return proceed()
 
     def cover(self, seconds: float) -> None:

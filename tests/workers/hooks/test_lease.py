@@ -96,6 +96,24 @@ def test_a_command_the_takes_lease_covers_costs_no_renewal(submitted: Submitted,
     assert _expiry(submitted) == pytest.approx(epoch() + 100.0 + SLACK_S, abs=2)
 
 
+def test_a_lease_never_outlasts_its_command_by_more_than_the_takes(submitted: Submitted,
+                                                                   tmp_path: Path) -> None:
+    """After the build (a long timeout), the measured command's shorter lease is set: a
+    worker lost during it is found within that command's timeout, not the build's."""
+    hook = _hook(submitted, tmp_path)  # setup 20 s and slack 7 s
+    hook.take(submitted.arrival(), Riders())
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=600.0),
+                        lambda: ())
+    assert _expiry(submitted) == pytest.approx(epoch() + 600.0 + SLACK_S, abs=2)
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=5.0),
+                        lambda: ())
+    assert _expiry(submitted) == pytest.approx(epoch() + 5.0 + SLACK_S, abs=2)
+    renewed = _expiry(submitted)
+    hook.around_command(submitted.attempt(), python_command(tmp_path, "pass", timeout_s=10.0),
+                        lambda: ())
+    assert _expiry(submitted) > renewed  # 10 s and the slack do not fit: renewed again
+
+
 def test_the_messages_last_cell_lets_go_of_its_hold(submitted: Submitted,
                                                     tmp_path: Path) -> None:
     hook = _hook(submitted, tmp_path)
