@@ -58,7 +58,7 @@ def spec(history: History, commits: list[str], n: int = 3) -> dict[str, object]:
     return {"name": "bisect-e2e", "target": {"repo": str(history.repo), "commits": commits},
             "models": ["tinymoe-a3"], "backends": {"cpu": {"build": "tinymoe-build"}},
             "arms": [{"name": "fused", "recipe": "tinymoe-bench-decode", "baseline": True,
-                      "params": {"prompt_tokens": 32, "max_tokens": 128, "warmup_tokens": 4}}],
+                      "params": {"prompt_tokens": 32, "max_tokens": 64, "warmup_tokens": 4}}],
             "n": n, "warmup": 0}  # each run its own process: a warm-up warms nothing here
 
 

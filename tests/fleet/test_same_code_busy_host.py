@@ -49,7 +49,7 @@ backends: {{cpu: {{build: tinymoe-build}}}}
 arms:
   - {{name: gather, recipe: bench, baseline: true}}
   - {{name: same, recipe: bench}}
-n: 5
+n: 7
 aa: true
 warmup: 0
 """)
@@ -68,6 +68,9 @@ warmup: 0
                for c in (r["decode_comparison"], r["prefill_comparison"]) if c}
     assert set(answers) == {(a, m) for a in ("same", "gather-aa")
                             for m in ("decode tok/s", "prefill tok/s")}
+    # The A/A arm has no floor but itself: identical runs land wholly apart from the baseline's
+    # by chance with p = 2 / C(2n, n), 0.8 % a comparison at n = 5 (a CI run saw it) and
+    # 0.06 % at the n = 7 used here.
     assert all(answer in ("overlap", "undecided") and word not in ("faster", "slower")
                for answer, word in answers.values()), answers
     assert any("host not idle" in m["flags"] for m in group["measurements"])
