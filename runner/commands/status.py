@@ -14,7 +14,6 @@ from rich.console import Console
 from jobs.record.attempts import FINAL, CellState
 from jobs.spec.routing import Route, why_waiting
 from runner.status import counts_text, cut_short, in_full, show
-from runner.watch import watch
 from workers.shared.leases import live_offers
 from workers.shared.recovery import recover
 from workers.shared.settings import load_settings
@@ -43,6 +42,8 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
                       f"({recovered.failed} failed after their last attempt) and "
                       f"{recovered.lost_messages} lost messages", highlight=False)
     if follow:
+        from runner.watch import watch  # rich's live display: only a watch pays its import
+
         for line in _cut_short(store, sweep_id):
             console.print(line, highlight=False, soft_wrap=True)  # they end only after --resume
         watch(store, sweep_id, cells, console)

@@ -22,6 +22,12 @@ from runner.demo.redis_server import RedisServer
 from workers.shared.signing import generate, signer
 
 ENVELOPE = b"x" * 1500  # about one cell's envelope
+PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
+# The libraries every benchfleet command loads (settings are pydantic-settings, states are
+# pydantic models, output is rich, the CLI is click), and those only `record` adds (the rank
+# tests, the plots): a process that must import them cannot start faster than this.
+STACK = "import redis, pydantic, pydantic_settings, click, rich.console"
+RECORD_STACK = f"{STACK}, scipy.stats, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
 
 
 def timings(contestants: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
@@ -36,11 +42,8 @@ def timings(contestants: dict[str, Callable[[], object]], repeats: int) -> dict[
     return out
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m tests.bench.floors", description=__doc__)
-    p.add_argument("--repeats", type=int, default=200, help="of the in-process figures; a "
-                   "tenth as many of the process starts")
-    args = p.parse_args()
+def measure(repeats: int) -> dict[str, list[float]]:
+    """Seconds per repeat of each floor; the process starts a tenth as often (at least 3)."""
     exe = Path(sys.executable).with_name("benchfleet")
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as server:
         client = redis.Redis.from_url(server.url)
@@ -51,20 +54,35 @@ def main() -> None:
         script()
         fast = timings({"Redis round trip (PING)": client.ping,
                         "Redis script call (EVALSHA of `return 1`)": script,
-                        "Ed25519 signature of 1.5 kB": lambda: key.sign(ENVELOPE)},
-                       args.repeats)
+                        "Ed25519 signature of 1.5 kB": lambda: key.sign(ENVELOPE)}, repeats)
     starts = timings({"fork+exec of `true`": lambda: subprocess.run(["true"], check=True),
-                      "`python -c pass`": lambda: subprocess.run([sys.executable, "-c", "pass"],
-                                                                 check=True),
-                      "`benchfleet --version`": lambda: subprocess.run(
-                          [str(exe), "--version"], check=True, stdout=subprocess.DEVNULL)},
-                     max(3, args.repeats // 10))
+                      PASS: lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),
+                      VERSION: lambda: subprocess.run(
+                          [str(exe), "--version"], check=True, stdout=subprocess.DEVNULL),
+                      f"`python -c '{STACK}'`": lambda: subprocess.run(
+                          [sys.executable, "-c", STACK], check=True),
+                      "`python -c` the same and the record's scipy.stats and matplotlib":
+                          lambda: subprocess.run([sys.executable, "-c", RECORD_STACK],
+                                                 check=True)},
+                     max(3, repeats // 10))
+    return {**fast, **starts}
+
+
+def version_ratio(floors: dict[str, list[float]]) -> list[float]:
+    """`benchfleet --version` over `python -c pass`, per round (they ran interleaved)."""
+    return [a / b for a, b in zip(floors[VERSION], floors[PASS], strict=True)]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m tests.bench.floors", description=__doc__)
+    p.add_argument("--repeats", type=int, default=200, help="of the in-process figures; a "
+                   "tenth as many of the process starts")
+    floors = measure(p.parse_args().repeats)
     print(f"load1 {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores\n")
     print("| floor | median | min to max |\n|---|---|---|")
-    for name, xs in {**fast, **starts}.items():
+    for name, xs in floors.items():
         print(f"| {name} | {_ms(statistics.median(xs))} | {_ms(min(xs))} to {_ms(max(xs))} |")
-    version = [a / b for a, b in zip(starts["`benchfleet --version`"],
-                                      starts["`python -c pass`"], strict=True)]
+    version = version_ratio(floors)
     print(f"\n`benchfleet --version` / `python -c pass`, per round: "
           f"{statistics.median(version):.2f}x ({min(version):.2f} to {max(version):.2f})")
 

@@ -10,8 +10,11 @@ Blocks (each reports load1 before and after):
 - memory: each worker's RSS over 10,000 more no-op cells (flat is the goal: bare Celery's);
 - quiet: every worker thread's CPU time, run count and context switches while a measured
   command runs for 30 s;
-- scale: submit, status and record at 1,000 and 10,000 cells against a raw Redis pipeline,
-  Celery's send_task and minimal readers.
+- scale: submit, status and record at 1,000 to 100,000 cells against a minimal script doing
+  the same work (tests/bench/minimal.py), a raw Redis pipeline and Celery's send_task; the
+  record's peak memory against the minimal reader's;
+- floors: a Redis round trip, a script call, an Ed25519 signature, fork+exec of `true`,
+  `python -c pass`, and `benchfleet --version` against `python -c pass`.
 Writes docs/benchmarks/overhead.{md,json}. Linux, as root (the kernel's process events).
 Run: .venv/bin/python -m tests.bench.overhead [--help for repeat counts and blocks]
 """
@@ -25,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.demo.redis_server import RedisServer
-from tests.bench import cells, scale
+from tests.bench import cells, floors, scale
 from tests.bench.figures import block
 from tests.bench.procwatch import watching
 from tests.bench.report import write
 from tests.bench.rig import Rig
 
 OUT = Path(__file__).parents[2] / "docs" / "benchmarks"
-BLOCKS = ("dispatch", "throughput", "memory", "quiet", "scale")
+BLOCKS = ("dispatch", "throughput", "memory", "quiet", "scale", "floors")
 
 
 def arguments() -> argparse.Namespace:
@@ -47,9 +50,10 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--quiet-rounds", type=int, default=3)
     p.add_argument("--quiet-seconds", type=float, default=30.0)
     p.add_argument("--scale-rounds", type=int, default=3)
-    p.add_argument("--sizes", default="1000,10000", help="cell counts, multiples of "
+    p.add_argument("--floor-repeats", type=int, default=200)
+    p.add_argument("--sizes", default="1000,10000,100000", help="cell counts, multiples of "
                    f"{scale.PER_COMMIT}")
-    p.add_argument("--record-limit", type=float, default=150.0,
+    p.add_argument("--record-limit", type=float, default=300.0,
                    help="seconds one `benchfleet record` may take before it is stopped")
     p.add_argument("--blocks", default=",".join(BLOCKS), help="which blocks to run")
     p.add_argument("--out", type=Path, default=OUT)
@@ -104,6 +108,10 @@ def run(rig: Rig, args: argparse.Namespace, chosen: list[str], results: dict[str
         with block(results, "scale") as out:
             sizes = [int(s) for s in args.sizes.split(",")]
             out.update(scale.scale(rig, sizes, args.scale_rounds, args.record_limit))
+    if "floors" in chosen:
+        with block(results, "floors") as out:
+            out["seconds"] = floors.measure(args.floor_repeats)
+            out["version_ratio"] = floors.version_ratio(out["seconds"])
 
 
 def host() -> str:

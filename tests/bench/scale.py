@@ -1,4 +1,4 @@
-"""`submit`, `status` and `record` at 1,000 and 10,000 cells, against minimal baselines.
+"""`submit`, `status` and `record` at 1,000 to 100,000 cells, against minimal baselines.
 
 The sweeps are real: `submit` expands, signs and queues every cell. Running 10,000 real cells
 is not possible here, so their states and artifacts are made from a handful of real ones: a
@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -53,6 +54,10 @@ PER_COMMIT = len(BACKENDS) * len(MODELS) * len(ARMS) * REPEATS
 SEED_REPEATS = 3
 # The name that takes and finishes the large sweeps' cells in Redis, and its lease's length.
 POPULATE, POPULATE_LEASE_S = "bench-populate", 600.0
+# Submit is timed up to this size (issue 17's goal names 10,000 cells); status and record
+# at every size.
+SUBMIT_UP_TO = 10_000
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 
 
 def spec(rig: Rig, name: str, commits: list[str], models: tuple[str, ...] = MODELS,
@@ -154,17 +159,33 @@ def drop(rig: Rig, sweep_id: str) -> None:
 
 # ---- the contestants ---------------------------------------------------------------------
 
-def run_cli(rig: Rig, args: list[str], out: Path, timeout_s: float = 600.0) -> str:
-    """`benchfleet ARGS` as a process, as a user runs it; its stdout."""
+def run_cli(rig: Rig, args: list[str], out: Path, timeout_s: float = 600.0,
+            peaks: list[int] | None = None) -> str:
+    """`benchfleet ARGS` as a process, as a user runs it; its stdout. `peaks` hears the
+    process's peak RSS in KiB."""
     exe = Path(sys.executable).with_name("benchfleet")
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
     with out.open("w") as f:
-        done = subprocess.run([*argv, *args], stdout=f, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, **settings_env(rig.settings)}, cwd=REPO,
-                              timeout=timeout_s)
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"benchfleet {' '.join(args)} failed: {done.stderr.strip()}")
+        code, err = _process([*argv, *args], f, env={**os.environ, **settings_env(rig.settings)},
+                             timeout_s=timeout_s, peaks=peaks)
+    if code not in (0, 1):
+        raise RuntimeError(f"benchfleet {' '.join(args)} failed: {err.strip()}")
     return out.read_text()
+
+
+def _process(argv: list[str], stdout: Any, env: dict[str, str] | None = None,
+             timeout_s: float = 600.0, peaks: list[int] | None = None) -> tuple[int, str]:
+    """Run `argv` to its end; its exit code and stderr. With `peaks`, it runs under GNU time,
+    whose wait4 gives the command's own peak RSS: this process's would not do, since Linux
+    counts the RSS of the process a child was forked from until its exec."""
+    with tempfile.NamedTemporaryFile("w+") as err, tempfile.NamedTemporaryFile("r") as rss:
+        wrapper = [TIME, "-f", "%M", "-o", rss.name] if peaks is not None else []
+        done = subprocess.run([*wrapper, *argv], stdout=stdout, stderr=err, env=env, cwd=REPO,
+                              timeout=timeout_s)
+        if peaks is not None and done.returncode in (0, 1):
+            peaks.append(int(rss.read().split()[-1]))
+        err.seek(0)
+        return done.returncode, err.read()
 
 
 def in_process(args: list[str], out: Path) -> str:
@@ -176,9 +197,15 @@ def in_process(args: list[str], out: Path) -> str:
     return out.read_text()
 
 
-def minimal_process(args: list[str]) -> None:
-    subprocess.run([sys.executable, "-m", "tests.bench.minimal", *args], check=True,
-                   cwd=REPO, stdout=subprocess.DEVNULL, timeout=600)
+def minimal_process(args: list[str], peaks: list[int] | None = None) -> str:
+    """The minimal baseline as a process; its stdout."""
+    with tempfile.TemporaryFile("w+") as out:
+        code, err = _process([sys.executable, "-m", "tests.bench.minimal", *args], out,
+                             peaks=peaks)
+        if code != 0:
+            raise RuntimeError(f"tests.bench.minimal {args[0]} failed: {err.strip()}")
+        out.seek(0)
+        return out.read()
 
 
 def interleave(rounds: int, contestants: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
@@ -221,6 +248,11 @@ def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
     def library() -> None:
         drop(rig, submit(path, rig.settings, again=True)[0])
 
+    def same_work() -> None:
+        drop(rig, minimal_process(["submit", str(path), rig.settings.redis_url,
+                                   str(rig.settings.artifacts),
+                                   str(rig.settings.signing_key)]).split()[-1])
+
     def raw_messages() -> None:
         pipe = rig.store.r.pipeline(transaction=False)
         for queue, message in messages:
@@ -243,7 +275,8 @@ def submit_times(rig: Rig, path: Path, rounds: int) -> dict[str, list[float]]:
 
     return interleave(rounds, {
         "submit (CLI process)": cli_process, "submit (CLI, in process)": cli_in_process,
-        "submit() call": library, "raw pipeline, same messages": raw_messages,
+        "submit() call": library, "submit: minimal script (process)": same_work,
+        "raw pipeline, same messages": raw_messages,
         "raw pipeline, all submit writes": raw_everything,
         "Celery send_task per cell": send_task_each})
 
@@ -255,19 +288,22 @@ def status_times(rig: Rig, sweep_id: str, rounds: int) -> dict[str, list[float]]
     return interleave(rounds, {
         "status (CLI process)": lambda: _ignore(run_cli(rig, ["status", sweep_id], out)),
         "status (CLI, in process)": lambda: _ignore(in_process(["status", sweep_id], out)),
-        "status: minimal reader (process)": lambda: minimal_process(["status", url, sweep_id]),
+        "status: minimal reader (process)": lambda: _ignore(minimal_process(
+            ["status", url, sweep_id])),
         "status: minimal reader (in process)": lambda: _ignore(minimal.status(url, sweep_id))})
 
 
 def record_times(rig: Rig, sweep_id: str, rounds: int, limit_s: float,
-                 ) -> tuple[dict[str, list[float]], dict[str, Any]]:
+                 peaks: dict[str, list[int]]) -> tuple[dict[str, list[float]], dict[str, Any]]:
     """Record against the minimal reader. A record that cannot finish within `limit_s` is
-    stopped and reported as such; one slower than `limit_s / 10` runs once, in a process."""
+    stopped and reported as such; one slower than `limit_s / 10` runs once, in a process.
+    `peaks` hears each process's peak RSS (KiB)."""
     out, records = rig.root / "cli-out.txt", str(rig.root / "records")
-    readers = minimal_readers(rig, sweep_id)
+    readers = minimal_readers(rig, sweep_id, peaks)
+    mine = peaks.setdefault("record (CLI process)", [])
     start = time.perf_counter()
     try:
-        run_cli(rig, ["record", sweep_id, "-o", records], out, timeout_s=limit_s)
+        run_cli(rig, ["record", sweep_id, "-o", records], out, timeout_s=limit_s, peaks=mine)
     except subprocess.TimeoutExpired:
         return interleave(rounds, readers), {"record (CLI process)": {"stopped_after_s": limit_s}}
     first = time.perf_counter() - start
@@ -276,17 +312,19 @@ def record_times(rig: Rig, sweep_id: str, rounds: int, limit_s: float,
                 {"record (CLI process)": {"ran_once": True}})
     return interleave(rounds, {
         "record (CLI process)": lambda: _ignore(run_cli(
-            rig, ["record", sweep_id, "-o", records], out)),
+            rig, ["record", sweep_id, "-o", records], out, peaks=mine)),
         "record (CLI, in process)": lambda: _ignore(in_process(
             ["record", sweep_id, "-o", records], out)),
         **readers}), {}
 
 
-def minimal_readers(rig: Rig, sweep_id: str) -> dict[str, Callable[[], None]]:
+def minimal_readers(rig: Rig, sweep_id: str, peaks: dict[str, list[int]],
+                    ) -> dict[str, Callable[[], None]]:
     artifacts = Path(rig.settings.artifacts)
     minimal.record(artifacts, sweep_id)  # every round reads from a warm page cache
-    return {"record: minimal reader (process)": lambda: minimal_process(
-                ["record", str(artifacts), sweep_id]),
+    theirs = peaks.setdefault("record: minimal reader (process)", [])
+    return {"record: minimal reader (process)": lambda: _ignore(minimal_process(
+                ["record", str(artifacts), sweep_id], theirs)),
             "record: minimal reader (in process)": lambda: _ignore(
                 minimal.record(artifacts, sweep_id))}
 
@@ -320,17 +358,19 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
     results: dict[str, Any] = {}
     for size in sizes:
         m = made[size]
-        times = {**submit_times(rig, m["path"], rounds),
-                 **status_times(rig, m["sweep_id"], rounds)}
+        times = submit_times(rig, m["path"], rounds) if size <= SUBMIT_UP_TO else {}
+        times.update(status_times(rig, m["sweep_id"], rounds))
         notes = _skip_record(results, size, record_limit_s)
+        peaks: dict[str, list[int]] = {}
         if notes:  # the baseline still runs: it is the figure the bound is set against
-            times.update(interleave(rounds, minimal_readers(rig, m["sweep_id"])))
+            times.update(interleave(rounds, minimal_readers(rig, m["sweep_id"], peaks)))
         else:
-            record, notes = record_times(rig, m["sweep_id"], rounds, record_limit_s)
+            record, notes = record_times(rig, m["sweep_id"], rounds, record_limit_s, peaks)
             times.update(record)
         results[str(size)] = {"cells": m["cells"], "sweep_id": m["sweep_id"],
                               "generated_s": round(m["populate_s"], 1), "times_s": times,
-                              "notes": notes, "figures": _figures(times)}
+                              "notes": notes, "figures": _figures(times),
+                              "peak_rss_kib": {k: v for k, v in peaks.items() if v}}
         print(f"[bench] {size} cells timed", flush=True)
     return results
 
@@ -351,7 +391,8 @@ def _skip_record(done: dict[str, Any], size: int, limit_s: float) -> dict[str, A
 
 # Each contestant against its baseline (ratios per round, paired).
 PAIRS = {
-    "submit (CLI process)": ["raw pipeline, same messages", "Celery send_task per cell"],
+    "submit (CLI process)": ["submit: minimal script (process)", "raw pipeline, same messages",
+                             "Celery send_task per cell"],
     "submit() call": ["raw pipeline, same messages", "raw pipeline, all submit writes",
                       "Celery send_task per cell"],
     "status (CLI process)": ["status: minimal reader (process)"],

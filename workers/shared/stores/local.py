@@ -50,10 +50,14 @@ class LocalStore:
                       if p.is_dir() and not p.name.startswith("."))
 
     def attempts(self, sweep_id: str, cell_id: str) -> list[int]:
-        cell = self.root / sweep_id / cell_id
-        if not cell.is_dir():
+        # scandir, not Path.glob: a record lists every cell's folder, and glob's matching
+        # cost 0.2 ms a cell, most of listing 10,000 of them.
+        try:
+            names = [e.name for e in os.scandir(os.path.join(self.root, sweep_id, cell_id))]
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(int(p.name.removeprefix("attempt-")) for p in cell.glob("attempt-*"))
+        return sorted(int(n.removeprefix("attempt-")) for n in names
+                      if n.startswith("attempt-") and n.removeprefix("attempt-").isdigit())
 
     def read(self, sweep_id: str, cell_id: str, attempt: int) -> dict[str, Path]:
         """The attempt's files, each checked against the manifest's sha256."""
