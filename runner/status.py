@@ -9,7 +9,7 @@ from typing import Protocol
 from rich.console import Console
 from rich.table import Table
 
-from jobs.record.attempts import CellState
+from jobs.record.states import CellState
 from jobs.spec.cells import Cell
 
 _STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "magenta",

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jobs.record.attempts import FINAL, CellState
+from jobs.record.states import FINAL, CellState
 from jobs.statistics.progress import CellTimes, eta_text
 from runner.status import counts_text
 from workers.shared import redis_keys

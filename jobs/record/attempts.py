@@ -1,32 +1,16 @@
-"""What a worker reports for one attempt at one cell (its `result.json`), and a cell's state."""
+"""What a worker reports for one attempt at one cell (its `result.json`); a cell's state is in
+states.py."""
 
 from typing import Literal
 
 from jobs.parsers.readings import BenchReading, Failure, ProfileReading
 from jobs.record.gpu_state import GpuReading
+from jobs.record.states import FINAL as FINAL  # re-exported: where most callers look
+from jobs.record.states import CellState as CellState
+from jobs.record.states import CellStatus as CellStatus
+from jobs.record.states import Phase as Phase
 from jobs.spec.envelope import PROTOCOL
 from jobs.strict import Strict
-
-CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
-                     "skipped"]
-# A final cell leaves its state only through `rerun`, which starts a new generation.
-FINAL: frozenset[str] = frozenset({"done", "failed", "timed_out", "cancelled", "skipped"})
-# What the worker of a running cell does now, as it notes it (workers/shared/notes.py).
-Phase = Literal["building", "gating", "measuring"]
-
-
-class CellState(Strict):
-    """A cell's place in its life, as kept in Redis (scalars only: Redis scripts edit it)."""
-
-    status: CellStatus
-    worker: str | None = None
-    instance: str | None = None
-    attempt: int = 0
-    generation: int = 0
-    reason: str | None = None
-    updated: str | None = None
-    # The last phase its worker noted: current while it runs, where it ended once final.
-    phase: Phase | None = None
 
 
 class HostFacts(Strict):

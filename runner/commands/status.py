@@ -11,7 +11,7 @@ from collections import Counter
 import click
 from rich.console import Console
 
-from jobs.record.attempts import FINAL, CellState
+from jobs.record.states import FINAL, CellState
 from jobs.spec.routing import Route, why_waiting
 from runner.status import counts_text, cut_short, in_full, show
 from workers.shared.leases import live_offers

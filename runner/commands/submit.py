@@ -7,7 +7,7 @@ import click
 from rich.console import Console
 
 from jobs.errors import UserError
-from jobs.record.attempts import CellState
+from jobs.record.states import CellState
 from runner.resume import resume
 from runner.status import show
 from runner.submit import submit

@@ -9,7 +9,7 @@ import logging
 
 import redis
 
-from jobs.record.attempts import Phase
+from jobs.record.states import Phase
 from workers.shared import redis_keys
 from workers.shared.state import lua
 

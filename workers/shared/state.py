@@ -17,7 +17,7 @@ from redis.client import PubSub
 from redis.commands.core import Script
 
 from jobs.errors import UserError
-from jobs.record.attempts import FINAL, CellState, CellStatus
+from jobs.record.states import FINAL, CellState, CellStatus
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from workers.shared import redis_keys
