@@ -5,6 +5,7 @@ verification."""
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 import redis
 
 from runner.demo.redis_server import RedisServer
-from tests.bench import minimal
+from tests.bench import minimal, scale
 from tests.bench.bare_worker import bare_app
 from tests.bench.cells import threads
 from tests.bench.figures import percentile
@@ -121,3 +122,11 @@ def test_a_wrapped_command_starts_at_its_own_exec(watch: ProcWatch) -> None:
     # and on a busy host the wrapper may have exec'd its command by then.
     assert first.pid == commands[0].pid and first.ns < commands[0].ns
     assert first.argv in (None, ("sh", "-c", "exec sleep 0.5"), ("sleep", "0.5"))
+
+
+def test_a_processs_peak_rss_is_its_own_not_the_benchmarks() -> None:
+    ballast = b"x" * (256 << 20)  # this process large and resident, as the benchmark's is
+    peaks: list[int] = []
+    for code in ("pass", "b = b'x' * (96 << 20)"):
+        assert scale._process([sys.executable, "-c", code], subprocess.DEVNULL, peaks=peaks)[0] == 0
+    assert len(ballast) and peaks[0] < 64 << 10 < 96 << 10 < peaks[1] < 200 << 10, peaks
