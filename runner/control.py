@@ -9,10 +9,10 @@ queued cells at once and tells the worker running a cell to kill its command.
 from dataclasses import dataclass
 
 from jobs.errors import UserError
-from jobs.record.attempts import FINAL, CellState
+from jobs.record.states import FINAL, CellState
 from jobs.spec.cells import Cell
-from runner.records import read_sweep_file, stored_states
 from runner.submit import group_messages, sign_all
+from runner.sweep_file import read_sweep_file, stored_states
 from workers.shared import cancels
 from workers.shared.leases import live_workers
 from workers.shared.messages import Signed, publish

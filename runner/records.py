@@ -16,42 +16,28 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from jobs.errors import UserError
-from jobs.record.attempts import FINAL, AttemptResult, CellState
+from jobs.record.attempts import AttemptResult, CellState
 from jobs.record.check import check_record, differences
 from jobs.record.model import SCHEMA, Check, Record, build_record
 from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
-from jobs.strict import Strict
 from jobs.views.markdown import render
 from runner.reparse import raw_problems
+from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
+from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
+from runner.sweep_file import SweepFile as SweepFile
+from runner.sweep_file import read_sweep_file as read_sweep_file
+from runner.sweep_file import stored_states as stored_states
+from runner.sweep_file import write_sweep_file as write_sweep_file
 from workers.shared.state import Store
 from workers.shared.stores import (
     ArtifactStore,
     CorruptArtifact,
     get_json,
     open_store,
-    put_json,
 )
-
-SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
-SWEEP_FILE_PROTOCOL = 1
-
-
-class SweepFile(Strict):
-    protocol: int
-    sweep_id: str
-    created: str
-    source: str
-    sweep: Sweep
-    cells: list[Cell]
-    # The commit names the sweep asked for and the shas submit resolved them to, the spec's
-    # hash, and each cell's signed envelope (cell -> [envelope, signature]): with these the
-    # coordinator can queue again what never ran after Redis lost everything.
-    resolved: dict[str, str] = {}
-    spec_hash: str = ""
-    envelopes: dict[str, list[str]] = {}
 
 
 @dataclass(frozen=True)
@@ -90,20 +76,6 @@ def gather_stored(artifacts: ArtifactStore, sweep_id: str) -> Record:
     stored = read_sweep_file(artifacts, sweep_id)
     return _assemble(artifacts, sweep_id, stored.sweep, stored.cells,
                      stored_states(artifacts, sweep_id, stored.cells), stored.resolved)
-
-
-def stored_states(artifacts: ArtifactStore, sweep_id: str, cells: list[Cell]
-                  ) -> dict[str, CellState]:
-    """Cell states as the artifact store knows them: accepted attempts, else not measured."""
-    states = {}
-    for cell in cells:
-        marker = get_json(artifacts, f"{sweep_id}/{cell.id}/accepted.json")
-        if isinstance(marker, dict) and marker.get("status") in FINAL:
-            states[cell.id] = CellState(status=marker["status"], attempt=marker["attempt"])
-        else:
-            states[cell.id] = CellState(status="queued", reason="no accepted attempt in the "
-                                        "artifact store")
-    return states
 
 
 def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list[Cell],
@@ -202,34 +174,6 @@ def load(path: Path) -> Record:
         where = ".".join(str(p) for p in first["loc"])
         raise UserError(f"{path} is not a benchfleet record: {where}: {first['msg']} "
                         f"({error.error_count()} problems)") from None
-
-
-def write_sweep_file(store: ArtifactStore, content: SweepFile,
-                     dumped: list[dict[str, object]] | None = None) -> None:
-    """The sweep's spec and cells beside its artifacts, so a record can be rebuilt offline;
-    `dumped`: its cells already as JSON data (then `content.cells` is not read)."""
-    data = content.model_dump(mode="json", exclude={"cells"} if dumped is not None else None)
-    put_json(store, f"{content.sweep_id}/{SWEEP_FILE}",
-             data if dumped is None else {**data, "cells": dumped})
-
-
-def read_sweep_file(store: ArtifactStore, sweep_id: str) -> SweepFile:
-    where = f"{sweep_id}/{SWEEP_FILE}"
-    try:
-        raw = get_json(store, where)
-    except (OSError, ValueError) as error:
-        raise UserError(f"cannot read {where} in the artifact store ({error})") from None
-    if raw is None:
-        raise UserError(f"the artifact store has no {where}: is it the store that sweep "
-                        f"{sweep_id} wrote to?")
-    try:
-        content = SweepFile.model_validate(raw)
-    except ValidationError as error:
-        raise UserError(f"{where} is not a sweep file: {error.errors()[0]['msg']}") from None
-    if content.protocol != SWEEP_FILE_PROTOCOL or content.sweep_id != sweep_id:
-        raise UserError(f"{where} is for sweep {content.sweep_id} (protocol {content.protocol}), "
-                        f"not sweep {sweep_id} (protocol {SWEEP_FILE_PROTOCOL})")
-    return content
 
 
 def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[str, int],

@@ -16,9 +16,9 @@ from jobs.spec.envelope import encode, spec_hash
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load, located
 from jobs.spec.sweep import Sweep, catalogue_problems
-from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
 from runner.served import unserved
 from runner.status import summary
+from runner.sweep_file import SWEEP_FILE_PROTOCOL, SweepFile, write_sweep_file
 from workers.shared.catalogue import load_catalogue
 from workers.shared.clock import now
 from workers.shared.leases import live_offers

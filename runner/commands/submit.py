@@ -8,7 +8,6 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from jobs.record.states import CellState
-from runner.resume import resume
 from runner.status import show
 from runner.submit import submit
 from workers.shared.settings import load_settings
@@ -53,6 +52,8 @@ def _started(sweep_id: str, cells: int) -> None:
 
 
 def _resume(sweep_id: str) -> int:
+    from runner.resume import resume  # with the restore it may need: only --resume pays for it
+
     settings = load_settings()
     done = resume(Store.connect(settings.redis_url, writing=True),
                   open_store(settings.artifacts, settings), sweep_id)

@@ -10,7 +10,7 @@ from jobs.compare.bisect_record import render
 from jobs.trends.regressions import Candidate
 from runner.bisect.first_parents import first_parents
 from runner.bisect.rounds import Bisect, Subject
-from runner.records import read_sweep_file
+from runner.sweep_file import read_sweep_file
 from runner.trends.confirm import MAX_ROUNDS, ROUND_N, confirmation_sweep
 from workers.shared.settings import Settings
 from workers.shared.stores import open_store
