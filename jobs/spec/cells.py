@@ -9,7 +9,7 @@ import re
 from typing import Literal
 
 from jobs.spec.routing import Route, requirements
-from jobs.spec.sweep import Arm, Profile, Sweep
+from jobs.spec.sweep import Sweep
 from jobs.strict import Scalar, Strict
 
 PROFILE_ARM = "profile"
@@ -68,56 +68,52 @@ def expand(sweep: Sweep) -> list[Cell]:
     cells: list[Cell] = []
     repeats = sweep.adaptive.max_n if sweep.adaptive else sweep.n
     aa = sweep.aa_arm.name if sweep.aa_arm else None
+    # Each step once, with its JSON data for the cells' ids: a 10,000-cell sweep has a few.
+    runs = {arm.name: _step(arm.recipe, arm.params, arm.env) for arm in sweep.measured_arms}
     for commit in sweep.target.commits:
         for backend, spec in sweep.backends.items():
-            build = Step(recipe=spec.build, params=spec.params)
+            build = _step(spec.build, spec.params, {})
             for model in sweep.models:
                 arms = [a for a in sweep.measured_arms if a.models is None or model in a.models]
                 for r in range(repeats):
                     k = r % len(arms)
                     for arm in arms[k:] + arms[:k]:
-                        cell = _bench_cell(sweep, commit, backend, model, arm, r + 1, build,
-                                           len(cells))
-                        cells.append(cell.model_copy(update={"adaptive": r >= sweep.n,
-                                                             "aa": arm.name == aa}))
+                        cells.append(_cell(sweep, "bench", commit, backend, model, arm.name,
+                                           arm.baseline, r + 1, sweep.warmup, build,
+                                           runs[arm.name], len(cells), adaptive=r >= sweep.n,
+                                           aa=arm.name == aa))
                 profile = sweep.profiles.get(backend)
                 if profile:
-                    cells.append(_profile_cell(sweep, commit, backend, model, profile, build,
-                                               len(cells)))
+                    cells.append(_cell(sweep, "profile", commit, backend, model, PROFILE_ARM,
+                                       False, 1, 0, build, _step(profile.recipe, profile.params,
+                                                                 profile.env), len(cells)))
     return cells
 
 
-def _bench_cell(sweep: Sweep, commit: str, backend: str, model: str, arm: Arm, repeat: int,
-                build: Step, order: int) -> Cell:
-    run = Step(recipe=arm.recipe, params=arm.params, env=arm.env)
-    return _cell(sweep, "bench", commit, backend, model, arm.name, arm.baseline, repeat,
-                 sweep.warmup, build, run, order)
-
-
-def _profile_cell(sweep: Sweep, commit: str, backend: str, model: str, profile: Profile,
-                  build: Step, order: int) -> Cell:
-    run = Step(recipe=profile.recipe, params=profile.params, env=profile.env)
-    return _cell(sweep, "profile", commit, backend, model, PROFILE_ARM, False, 1, 0, build,
-                 run, order)
+def _step(recipe: str, params: dict[str, Scalar], env: dict[str, str]
+          ) -> tuple[Step, dict[str, object]]:
+    step = Step(recipe=recipe, params=params, env=env)
+    return step, step.model_dump()
 
 
 def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend: str,
-          model: str, arm: str, baseline: bool, repeat: int, warmup: int, build: Step,
-          run: Step, order: int) -> Cell:
+          model: str, arm: str, baseline: bool, repeat: int, warmup: int,
+          build: tuple[Step, dict[str, object]], run: tuple[Step, dict[str, object]],
+          order: int, adaptive: bool = False, aa: bool = False) -> Cell:
     spec = sweep.backends[backend]
     host, requires = spec.host, requirements(spec.requires, model)
     where = {"host": host, "requires": requires}
     identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
                 "model": model, "arm": arm, "repeat": repeat, "warmup": warmup,
-                "build": build.model_dump(), "run": run.model_dump(),
+                "build": build[1], "run": run[1],
                 # where a cell runs is part of what it measures; unset, ids stay as they were
                 **{k: v for k, v in where.items() if v}}
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
     slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm}-r{repeat}")
     return Cell(id=f"{slug}-{digest}", slug=slug, kind=kind, repo=sweep.target.repo,
                 commit=commit, backend=backend, model=model, arm=arm, baseline=baseline,
-                repeat=repeat, warmup=warmup, build=build, run=run, order=order, host=host,
-                requires=requires)
+                repeat=repeat, warmup=warmup, build=build[0], run=run[0], order=order,
+                adaptive=adaptive, aa=aa, host=host, requires=requires)
 
 
 def _slug(text: str) -> str:
