@@ -49,6 +49,8 @@ class GpuWatch(Hook):
         if self.lock_clocks and self.clocks is None:
             self.clocks = _lock(self.lock_clocks)
         self._settle()
+        if not self.has_gpu:  # nothing to read, and NVML's failed load costs a command
+            return self._timed(proceed)
         before = read_gpus()
         *earlier, run = self._timed(proceed)
         after = read_gpus()
