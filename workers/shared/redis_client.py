@@ -89,10 +89,14 @@ def _sentinels(parsed: SentinelUrl) -> Sentinel:
 
 
 def redis_retrying() -> Retrying:
-    """Retries of a Redis call while Redis is away, for up to REDIS_PATIENCE_S."""
-    return Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
-                    stop=stop_after_delay(REDIS_PATIENCE_S),
-                    wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
+    """Retries of a Redis call while Redis is away, for up to REDIS_PATIENCE_S: a fresh copy
+    each time (loops of it nest, and each keeps its own count), its strategies made once."""
+    return _RETRYING.copy()
+
+
+_RETRYING = Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
+                     stop=stop_after_delay(REDIS_PATIENCE_S),
+                     wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
 
 
 def connect(url: str, **options: Any) -> redis.Redis:

@@ -28,9 +28,10 @@ class LocalStore:
 
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str:
         files = sorted(p for p in staging.rglob("*") if p.is_file() and p.name != MANIFEST)
-        manifest = {str(p.relative_to(staging)): {"sha256": sha256_file(p),
-                                                  "bytes": p.stat().st_size} for p in files}
-        _write_atomic(staging / MANIFEST, json.dumps({"files": manifest}, indent=1))
+        manifest = {str(p.relative_to(staging)): _entry(p) for p in files}
+        # Written in place: the staging folder is this attempt's alone and appears whole by
+        # the rename below, so a temporary file and a rename of its own would guard nothing.
+        (staging / MANIFEST).write_text(json.dumps({"files": manifest}, indent=1))
         final = self._dir(sweep_id, cell_id, attempt)
         final.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -128,6 +129,12 @@ class LocalStore:
 
     def _dir(self, sweep_id: str, cell_id: str, attempt: int) -> Path:
         return self.root / sweep_id / cell_id / f"attempt-{attempt}"
+
+
+def _entry(path: Path) -> dict[str, object]:
+    """A file's manifest entry, from one read of it (its size is where the read ended)."""
+    with path.open("rb") as f:
+        return {"sha256": hashlib.file_digest(f, "sha256").hexdigest(), "bytes": f.tell()}
 
 
 def _write_atomic(path: Path, text: str) -> None:
