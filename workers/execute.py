@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -261,6 +262,7 @@ def _runnable(program: str, cwd: Path, env: dict[str, str]) -> bool:
     return shutil.which(program, path=env.get("PATH")) is not None
 
 
+@cache  # a pure test of a name against constants: the worker's environment asks it per command
 def _secret(name: str) -> bool:
     upper = name.upper()
     return any(fnmatchcase(upper, p) for p in SECRET_ENV)

@@ -186,8 +186,8 @@ def _bench_run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: lis
     """One bench run, parsed with the text files it created or changed under {out}."""
     before = _stamps(plan.out)
     run = _run(ctx, attempt, plan, step, runs)
-    written = {k: v for k, v in text_files(plan.out).items()
-               if _stamps(plan.out).get(k) != before.get(k)}
+    after = _stamps(plan.out)
+    written = {k: v for k, v in text_files(plan.out).items() if after.get(k) != before.get(k)}
     _note_files(runs, run, sorted(written))
     output = _output(plan, run, step.call)
     return PARSERS[plan.parser](output.model_copy(update={"files": written}))
