@@ -21,6 +21,9 @@ from tests.bench.cells import threads
 from tests.bench.figures import percentile
 from tests.bench.procwatch import ProcWatch, Unavailable
 from tests.bench.rig import sent
+from workers.shared import redis_keys
+from workers.shared.messages import GroupMessage, Signed
+from workers.shared.state import Store
 from workers.shared.stores.local import LocalStore
 
 
@@ -58,13 +61,19 @@ def test_grandchildren_count_but_are_not_commands(watch: ProcWatch) -> None:
         watch.wait_exec(os.getpid(), time.monotonic_ns(), 0.2)
 
 
-def test_the_send_clock_reads_the_lpush_of_both_sides(tmp_path: Path) -> None:
+def test_the_send_clock_reads_the_message_of_both_sides(tmp_path: Path) -> None:
     with RedisServer(tmp_path / "redis") as server:
         client = redis.Redis.from_url(server.url)
         before = time.monotonic_ns()
         with sent() as clock:
             client.lpush("q", "x")
         assert before < clock.ns < time.monotonic_ns()
+        store = Store(client)
+        client.sadd(redis_keys.sweep("s", "unpublished"), "g")
+        with sent() as clock:  # submit's way: the queue_once script, its LPUSH inside Redis
+            store.queue_once("s", [GroupMessage("s", "bench-q", ["c"], [Signed("e", "x")],
+                                                group="g")])
+        assert clock.ns and client.llen("bench-q") == 1
         with sent() as clock:
             bare_app(server.url).send_task("bare.run", args=[["true"], None, {}, "/dev/null"],
                                            queue="bench-test")
