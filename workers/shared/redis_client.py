@@ -10,13 +10,16 @@ import logging
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.connection import parse_url
 from redis.sentinel import Sentinel, SentinelConnectionPool
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
+
+if TYPE_CHECKING:
+    from tenacity import Retrying
 
 log = logging.getLogger(__name__)
 
@@ -88,15 +91,26 @@ def _sentinels(parsed: SentinelUrl) -> Sentinel:
     return Sentinel(parsed.sentinels, sentinel_kwargs=_SENTINEL_KWARGS)
 
 
-def redis_retrying() -> Retrying:
+def redis_retrying() -> "Retrying":
     """Retries of a Redis call while Redis is away, for up to REDIS_PATIENCE_S: a fresh copy
     each time (loops of it nest, and each keeps its own count), its strategies made once."""
-    return _RETRYING.copy()
+    return _retrying().copy()
 
 
-_RETRYING = Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
-                     stop=stop_after_delay(REDIS_PATIENCE_S),
-                     wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
+@cache
+def _retrying() -> "Retrying":
+    # tenacity imported on first use: `status` and `submit` never retry this way, and tenacity
+    # imports tornado wherever tornado is installed (flower brings it), 50 ms and more.
+    from tenacity import (
+        Retrying,
+        retry_if_exception_type,
+        stop_after_delay,
+        wait_exponential_jitter,
+    )
+
+    return Retrying(retry=retry_if_exception_type((redis.ConnectionError, redis.TimeoutError)),
+                    stop=stop_after_delay(REDIS_PATIENCE_S),
+                    wait=wait_exponential_jitter(initial=0.5, max=10), reraise=True)
 
 
 def connect(url: str, **options: Any) -> redis.Redis:
