@@ -1,6 +1,7 @@
 """The floor under benchfleet's figures on this machine: what one Redis round trip, one
-Ed25519 signature, a fork and exec of `true` and a bare Python start cost, and `benchfleet
---version` against `python -c pass` (issue 17's start-up goal). Medians (min to max) of
+Ed25519 signature, a fork and exec of `true`, a bare Python start, the libraries' imports and a
+cgroup move cost, and `benchfleet --version` against `python -c pass` (issue 17's start-up
+goal). Medians (min to max) of
 interleaved repeats, each against a private redis-server.
 
 Run: .venv/bin/python -m tests.bench.floors [--repeats 200]
@@ -19,10 +20,12 @@ from pathlib import Path
 import redis
 
 from runner.demo.redis_server import RedisServer
+from workers import descendants
 from workers.shared.signing import generate, signer
 
 ENVELOPE = b"x" * 1500  # about one cell's envelope
 PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
+IDLE_MOVE = "cgroup move after 150 ms without one"
 # The libraries every benchfleet command loads (settings are pydantic-settings, states are
 # pydantic models, output is rich, the CLI is click), and those only `record` adds (the rank
 # tests, the plots): a process that must import them cannot start faster than this.
@@ -65,7 +68,33 @@ def measure(repeats: int) -> dict[str, list[float]]:
                           lambda: subprocess.run([sys.executable, "-c", RECORD_STACK],
                                                  check=True)},
                      max(3, repeats // 10))
-    return {**fast, **starts}
+    return {**fast, **starts, **cgroup_moves(max(3, repeats // 20))}
+
+
+def cgroup_moves(repeats: int) -> dict[str, list[float]]:
+    """A process moving itself into a cgroup, as a worker does before each command so that
+    the command is born there: after 150 ms with no move (an idle worker's next message) and
+    right after another. The kernel's first migration after a quiet spell waits out an RCU
+    grace period unless cgroup2 is mounted with `favordynmods` (which, on Linux 6.17 and
+    later, cannot be turned off again until reboot). {} where cgroup v2 is not writable."""
+    own = descendants.own_cgroup()
+    if own is None or not os.access(own / "cgroup.procs", os.W_OK):
+        return {}
+    probe = own / f"bench-floor-{os.getpid()}"
+    probe.mkdir()
+    out: dict[str, list[float]] = {IDLE_MOVE: [], "cgroup move right after another": []}
+    try:
+        for _ in range(repeats):
+            time.sleep(0.15)  # the quiet spell is the condition measured, not timed work
+            for name in out:
+                start = time.perf_counter()
+                (probe / "cgroup.procs").write_text(str(os.getpid()))
+                out[name].append(time.perf_counter() - start)
+                (own / "cgroup.procs").write_text(str(os.getpid()))
+    finally:
+        (own / "cgroup.procs").write_text(str(os.getpid()))
+        probe.rmdir()
+    return out
 
 
 def version_ratio(floors: dict[str, list[float]]) -> list[float]:
