@@ -373,9 +373,9 @@ implementation of benchfleet's work can go below. Interleaved repeats, median (m
 
 def _note(n: dict[str, Any]) -> str:
     if "not_run" in n:
-        return (f"not run: at {n['from_size']:,} cells it took long enough that, growing only "
-                f"linearly, it would take at least {n['at_least_s']:.0f} s here (it grows "
-                "faster: see overhead-profiles.md)")
+        return (f"not run: from the smaller sizes up to {n['from_size']:,} cells (their cost per "
+                f"cell, or a smaller one stopped), it would take at least "
+                f"{n['at_least_s']:.0f} s here, past the benchmark's limit")
     if "stopped_after_s" in n:
         return f"stopped after {n['stopped_after_s']:.0f} s without finishing"
     if n.get("ran_once"):

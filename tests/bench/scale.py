@@ -376,16 +376,26 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
 
 
 def _skip_record(done: dict[str, Any], size: int, limit_s: float) -> dict[str, Any]:
-    """A size whose record would take longer than the limit even if it grew only linearly
-    from a smaller size's (its median: one round slowed by another job must not decide) is not
-    run: that smaller size's time, scaled, is the lower bound."""
-    for smaller, result in done.items():
-        took = result["times_s"].get("record (CLI process)")
-        stopped = "stopped_after_s" in result["notes"].get("record (CLI process)", {})
-        bound = (limit_s if stopped else statistics.median(took or [0.0])) * size / int(smaller)
-        if bound > limit_s:
+    """A size whose record would take longer than the limit is not run, with the lower bound
+    said instead: a smaller size stopped at the limit, or the two largest smaller sizes' medians
+    (one round slowed by another job must not decide) extended by their cost per cell. Each
+    cell is read, hashed, validated and compared, so the time grows at least that fast; scaling
+    one size's whole time would not be a bound, since part of it (imports, plots) is fixed."""
+    timed: list[tuple[int, float]] = []
+    for smaller, result in sorted(done.items(), key=lambda item: int(item[0])):
+        note = result["notes"].get("record (CLI process)", {})
+        if "stopped_after_s" in note or "not_run" in note:
+            bound = note.get("at_least_s", limit_s)
             return {"record (CLI process)": {"not_run": True, "at_least_s": bound,
                                              "from_size": int(smaller)}}
+        timed.append((int(smaller), statistics.median(result["times_s"]["record (CLI process)"])))
+    if len(timed) < 2:
+        return {}
+    (n1, t1), (n2, t2) = timed[-2:]
+    bound = t2 + max(t2 - t1, 0.0) / (n2 - n1) * (size - n2)
+    if bound > limit_s:
+        return {"record (CLI process)": {"not_run": True, "at_least_s": bound,
+                                         "from_size": n2}}
     return {}
 
 
