@@ -90,8 +90,10 @@ def _goals(r: dict[str, Any]) -> str:
     m = r.get("memory")
     if m:
         ours, theirs = (m[w]["growth_b_per_cell"] for w in ("benchfleet", "bare"))
+        late, late_bare = (_late_growth(m["rss_kb"][w]) for w in ("benchfleet", "bare"))
         row(f"worker RSS flat over {m['cells']:,} cells (at most {FLAT_B_PER_CELL} B a cell "
-            "more than bare Celery)", f"{ours:+.0f} B a cell (bare {theirs:+.0f})",
+            "more than bare Celery)", f"{ours:+.0f} B a cell (bare {theirs:+.0f}); over the "
+            f"second half of the cells {late:+.0f} B a cell (bare {late_bare:+.0f})",
             ours - theirs <= FLAT_B_PER_CELL, f"{ours - theirs:.0f} B a cell more")
     s = r.get("scale", {})
     sizes = sorted((k for k in s if k.isdigit()), key=int)
@@ -247,6 +249,13 @@ peak (VmHWM), in MiB. benchfleet / bare Celery after {total}: {rss:.2f}x.
 """
 
 
+def _late_growth(readings: list[list[float]]) -> float:
+    """Bytes a cell over the second half of the readings (cells, KiB): whether growth goes on
+    or was a step early on."""
+    (c0, k0), (c1, k1) = readings[len(readings) // 2], readings[-1]
+    return (k1 - k0) * 1024 / (c1 - c0) if c1 > c0 else 0.0
+
+
 def _memory(m: dict[str, Any]) -> str:
     rows = "\n".join(
         f"| {b[0]:,} | {b[1] / 1024:.1f} | {c[1] / 1024:.1f} |"
@@ -363,7 +372,7 @@ def _floors(fl: dict[str, Any]) -> str:
 What the machine itself costs, in the same run (tests/bench/floors.py): the pieces no
 implementation of benchfleet's work can go below. Interleaved repeats, median (min to max).
 
-| floor | ms |
+| floor | median (min to max) |
 |---|---|
 {rows}
 
