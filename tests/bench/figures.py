@@ -49,6 +49,20 @@ def block(results: dict[str, Any], name: str) -> Iterator[dict[str, Any]]:
           flush=True)
 
 
+def interleave(rounds: int, contestants: dict[str, Callable[[], object]]
+               ) -> dict[str, list[float]]:
+    """Every contestant once per round, in an order rotated every round; seconds each."""
+    names = list(contestants)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            start = time.perf_counter()
+            contestants[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()

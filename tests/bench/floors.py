@@ -14,12 +14,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import redis
 
 from runner.demo.redis_server import RedisServer
+from tests.bench.figures import interleave
 from workers import descendants
 from workers.shared.signing import generate, signer
 
@@ -33,18 +33,6 @@ STACK = "import redis, pydantic, pydantic_settings, click, rich.console"
 RECORD_STACK = f"{STACK}, scipy.stats, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
 
 
-def timings(contestants: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
-    """Seconds per call of each contestant, the order rotated every repeat."""
-    names = list(contestants)
-    out: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            start = time.perf_counter()
-            contestants[name]()
-            out[name].append(time.perf_counter() - start)
-    return out
-
-
 def measure(repeats: int) -> dict[str, list[float]]:
     """Seconds per repeat of each floor; the process starts a tenth as often (at least 3)."""
     exe = Path(sys.executable).with_name("benchfleet")
@@ -55,19 +43,19 @@ def measure(repeats: int) -> dict[str, list[float]]:
         key = signer(Path(tmp) / "k.pem")
         client.ping()
         script()
-        fast = timings({"Redis round trip (PING)": client.ping,
-                        "Redis script call (EVALSHA of `return 1`)": script,
-                        "Ed25519 signature of 1.5 kB": lambda: key.sign(ENVELOPE)}, repeats)
-    starts = timings({"fork+exec of `true`": lambda: subprocess.run(["true"], check=True),
-                      PASS: lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),
-                      VERSION: lambda: subprocess.run(
-                          [str(exe), "--version"], check=True, stdout=subprocess.DEVNULL),
-                      f"`python -c '{STACK}'`": lambda: subprocess.run(
-                          [sys.executable, "-c", STACK], check=True),
-                      "`python -c` the same and the record's scipy.stats and matplotlib":
-                          lambda: subprocess.run([sys.executable, "-c", RECORD_STACK],
-                                                 check=True)},
-                     max(3, repeats // 10))
+        fast = interleave(repeats, {
+            "Redis round trip (PING)": client.ping,
+            "Redis script call (EVALSHA of `return 1`)": script,
+            "Ed25519 signature of 1.5 kB": lambda: key.sign(ENVELOPE)})
+    starts = interleave(max(3, repeats // 10), {
+        "fork+exec of `true`": lambda: subprocess.run(["true"], check=True),
+        PASS: lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),
+        VERSION: lambda: subprocess.run([str(exe), "--version"], check=True,
+                                        stdout=subprocess.DEVNULL),
+        f"`python -c '{STACK}'`": lambda: subprocess.run([sys.executable, "-c", STACK],
+                                                         check=True),
+        "`python -c` the same and the record's scipy.stats and matplotlib":
+            lambda: subprocess.run([sys.executable, "-c", RECORD_STACK], check=True)})
     return {**fast, **starts, **cgroup_moves(max(3, repeats // 20))}
 
 

@@ -33,7 +33,7 @@ from runner.demo.target_repo import git
 from runner.submit import submit
 from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
-from tests.bench.figures import ratios, spread
+from tests.bench.figures import interleave, ratios, spread
 from tests.bench.rig import REPO, Rig
 from workers.shared import redis_keys
 from workers.shared.leases import Lease
@@ -206,19 +206,6 @@ def minimal_process(args: list[str], peaks: list[int] | None = None) -> str:
             raise RuntimeError(f"tests.bench.minimal {args[0]} failed: {err.strip()}")
         out.seek(0)
         return out.read()
-
-
-def interleave(rounds: int, contestants: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
-    """Every contestant once per round, in an order rotated every round; seconds each."""
-    names = list(contestants)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(rounds):
-        k = r % len(names)
-        for name in names[k:] + names[:k]:
-            start = time.perf_counter()
-            contestants[name]()
-            times[name].append(time.perf_counter() - start)
-    return times
 
 
 # ---- submit -------------------------------------------------------------------------------
