@@ -14,6 +14,7 @@ from functools import lru_cache
 from math import comb
 from typing import Literal
 
+from jobs.statistics import exact
 from jobs.statistics.spans import Ratio, Span
 from jobs.strict import Strict
 
@@ -25,9 +26,6 @@ SAME_SHIFT_IQR = 1.0
 SAME_POWER = 0.99
 _SIMULATIONS = 2000
 _SEED = 1859  # fixed, so a record and its check compute the same thresholds
-# Mann-Whitney's exact distribution up to this many values per sample, its normal
-# approximation beyond (the approximation is poor for the small samples benchmarks have).
-_EXACT_UP_TO = 20
 _IQR_IN_SD = 1.3489795003921634  # a normal distribution's interquartile range in sd
 
 RankAnswer = Literal["different", "same", "unknown"]
@@ -158,38 +156,36 @@ def same_threshold(n_a: int, n_b: int) -> float:
     Simulated with normal samples SAME_SHIFT_IQR interquartile ranges apart, the way
     Pinpoint derives its thresholds; it falls as n grows, so small samples stay "unknown".
     Mann-Whitney's p alone is simulated: the smaller of both tests' p is never above it, so
-    the threshold errs towards "unknown".
+    the threshold errs towards "unknown". Simulated values never tie, so each p is U's.
     """
     import numpy as np
-    from scipy import stats
 
     rng = np.random.default_rng(_SEED)
     a = rng.normal(size=(_SIMULATIONS, n_a))
     b = rng.normal(SAME_SHIFT_IQR * _IQR_IN_SD, size=(_SIMULATIONS, n_b))
-    method = "exact" if max(n_a, n_b) <= _EXACT_UP_TO else "asymptotic"
-    p = stats.mannwhitneyu(a, b, alternative="two-sided", method=method, axis=1).pvalue
+    u = (a[:, :, None] > b[:, None, :]).sum(axis=(1, 2))
+    p = [exact.mann_whitney_p(int(x), n_a, n_b) for x in u]
     return float(np.quantile(p, SAME_POWER))
 
 
 def _p_values(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """Both tests' two-sided p. Without ties both depend only on the order in which the two
-    samples interleave, so a record of thousands of groups asks scipy once per order."""
-    if len(set(a) | set(b)) < len(a) + len(b):  # ties: the values themselves matter
-        return _p_values_of(tuple(a), tuple(b))
-    merged = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
-    order = tuple(side for _, side in merged)
-    ranks = tuple(float(i) for i, side in enumerate(order) if side == 0)
-    others = tuple(float(i) for i, side in enumerate(order) if side == 1)
-    return _p_values_of(ranks, others)
+    """Both tests' two-sided p: counted from the order in which the samples interleave
+    (jobs/statistics/exact.py), which a record of thousands of groups repeats; scipy's where
+    the values themselves matter."""
+    order = exact.order_of(a, b)
+    counted = exact.p_values(order) if order is not None else None
+    # Where every order is as far apart (p = 1), scipy's exact sum can round above one and
+    # give way to its asymptotic p: a record reads scipy's p there, as it always has.
+    if counted is None or counted[1] == 1.0:
+        return _scipy_p_values(a, b)
+    return counted
 
 
-@lru_cache(maxsize=4096)
-def _p_values_of(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float]:
-    # Imported here: the worker imports this module to decide adaptive repeats without the
-    # rank test, and numpy starts a BLAS thread pool in any process that imports it.
+def _scipy_p_values(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    # Imported here: only samples sharing a value need it, and it costs a second.
     from scipy import stats
 
-    method = "exact" if max(len(a), len(b)) <= _EXACT_UP_TO else "asymptotic"
+    method = "exact" if max(len(a), len(b)) <= exact.EXACT_UP_TO else "asymptotic"
     mwu = stats.mannwhitneyu(a, b, alternative="two-sided", method=method).pvalue
     with warnings.catch_warnings():
         # Overlapping samples with ties can defeat Kolmogorov-Smirnov's exact p; scipy then

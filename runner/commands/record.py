@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 
 from jobs.errors import UserError
+from runner.collector import paused_collector
 from runner.records import gather, gather_stored, write
 from workers.shared.settings import load_settings
 from workers.shared.state import Store
@@ -22,14 +23,16 @@ def command(sweep: str | None, out: Path, from_store: bool) -> int:
     """Write a sweep's record (Markdown, JSON, PNG); SWEEP defaults to the newest."""
     settings = load_settings()
     artifacts = open_store(settings.artifacts, settings)
-    if from_store:
-        if not sweep:
-            raise UserError("--from-store needs the sweep's full id (a folder of the store)")
-        record = gather_stored(artifacts, sweep)
-    else:
-        store = Store.connect(settings.redis_url)
-        record = gather(store, artifacts, store.resolve(sweep))
-    written = write(record, out)
+    with paused_collector():
+        if from_store:
+            if not sweep:
+                raise UserError("--from-store needs the sweep's full id (a folder of the "
+                                "store)")
+            record = gather_stored(artifacts, sweep)
+        else:
+            store = Store.connect(settings.redis_url)
+            record = gather(store, artifacts, store.resolve(sweep))
+        written = write(record, out)
     r = written.record
     console = Console()
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "

@@ -27,10 +27,11 @@ ENVELOPE = b"x" * 1500  # about one cell's envelope
 PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
 IDLE_MOVE = "cgroup move after 150 ms without one"
 # The libraries every benchfleet command loads (settings are pydantic-settings, states are
-# pydantic models, output is rich, the CLI is click), and those only `record` adds (the rank
-# tests, the plots): a process that must import them cannot start faster than this.
+# pydantic models, output is rich, the CLI is click), and those only `record` adds (numpy for
+# the same-threshold's simulation, matplotlib for the plots; scipy only where samples share a
+# value): a process that must import them cannot start faster than this.
 STACK = "import redis, pydantic, pydantic_settings, click, rich.console"
-RECORD_STACK = f"{STACK}, scipy.stats, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
+RECORD_STACK = f"{STACK}, numpy, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
 
 
 def measure(repeats: int) -> dict[str, list[float]]:
@@ -54,7 +55,7 @@ def measure(repeats: int) -> dict[str, list[float]]:
                                         stdout=subprocess.DEVNULL),
         f"`python -c '{STACK}'`": lambda: subprocess.run([sys.executable, "-c", STACK],
                                                          check=True),
-        "`python -c` the same and the record's scipy.stats and matplotlib":
+        "`python -c` the same and the record's numpy and matplotlib":
             lambda: subprocess.run([sys.executable, "-c", RECORD_STACK], check=True)})
     return {**fast, **starts, **cgroup_moves(max(3, repeats // 20))}
 
