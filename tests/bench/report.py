@@ -18,6 +18,7 @@ _DISPATCH_HEAD = ("| contestant | p50 ms | p99 ms | min to max ms | vs bare p50 
 # "Flat": a worker grows at most this much more than bare Celery per cell (1 MiB over
 # 10,000 cells), allocator noise included.
 FLAT_B_PER_CELL = 100
+BLOCKS = ("dispatch", "throughput", "memory", "quiet", "scale", "floors")
 
 
 def write(results: dict[str, Any], out: Path) -> None:
@@ -38,8 +39,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def _head(r: dict[str, Any]) -> str:
-    blocks = [b for b in ("dispatch", "throughput", "memory", "quiet", "scale", "floors")
-              if b in r]
+    blocks = [b for b in BLOCKS if b in r]
     loads = "\n".join(f"| {b} | {r[b]['load1_before']:.2f} | {r[b]['load1_after']:.2f} | "
                       f"{r[b]['wall_s']:.0f} s |" for b in blocks)
     busy = any(r[b]["load1_before"] >= BUSY_LOAD1 for b in blocks)
@@ -55,7 +55,7 @@ def _head(r: dict[str, Any]) -> str:
 
 Measured {r['date']} on {r['host']} by
 `.venv/bin/python -m tests.bench.overhead` (`tests/bench/overhead.py`; this run: `{args}`).
-Every figure is set against a baseline measured in the same run, on the same private
+{_earlier(r)}Every figure is set against a baseline measured in the same run, on the same private
 redis-server, interleaved (the order rotated every round) and repeated; a figure reads
 `median (min to max)` over its repeats. Raw figures, every sample included: `overhead.json`.
 Where the time goes, with profiles: [overhead-profiles.md](overhead-profiles.md).
@@ -66,6 +66,17 @@ Where the time goes, with profiles: [overhead-profiles.md](overhead-profiles.md)
 
 {verdict}
 """
+
+
+def _earlier(r: dict[str, Any]) -> str:
+    """Where some blocks were kept from an earlier run (`python -m tests.bench.report --merge`):
+    which, and when they ran."""
+    e = r.get("earlier")
+    if not e:
+        return ""
+    return (f"The {', '.join(e['blocks'])} blocks are kept from the run of {e['date']} "
+            f"(`{' '.join(f'--{k} {v}' for k, v in e['arguments'].items() if k == 'blocks')}`): "
+            "this run measured only its own blocks.\n")
 
 
 def _goals(r: dict[str, Any]) -> str:
@@ -393,9 +404,27 @@ def _note(n: dict[str, Any]) -> str:
     return json.dumps(n)
 
 
-if __name__ == "__main__":  # lay out an earlier run's JSON again: python -m tests.bench.report
+def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`new`'s blocks over `old`'s: a run of some blocks keeps the others, saying when they
+    ran."""
+    kept = [b for b in BLOCKS if b in old and b not in new]
+    earlier = {"date": old["date"], "blocks": kept,
+               "arguments": old["arguments"]} if kept else None
+    return {**{b: old[b] for b in kept}, **new, "earlier": earlier}
+
+
+if __name__ == "__main__":
+    # Lay out an earlier run's JSON again: python -m tests.bench.report [DIR]; or fold a run
+    # of some blocks into DIR's: python -m tests.bench.report --merge RUN_DIR [DIR]
     import sys
 
     default = Path(__file__).parents[2] / "docs" / "benchmarks"
-    where = Path(sys.argv[1]) if len(sys.argv) > 1 else default
-    write(json.loads((where / "overhead.json").read_text()), where)
+    argv = sys.argv[1:]
+    run = None
+    if argv[:1] == ["--merge"]:
+        run, argv = Path(argv[1]), argv[2:]
+    where = Path(argv[0]) if argv else default
+    results = json.loads((where / "overhead.json").read_text())
+    if run is not None:
+        results = merged(results, json.loads((run / "overhead.json").read_text()))
+    write(results, where)

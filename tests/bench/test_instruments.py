@@ -139,3 +139,16 @@ def test_a_processs_peak_rss_is_its_own_not_the_benchmarks() -> None:
     for code in ("pass", "b = b'x' * (96 << 20)"):
         assert scale._process([sys.executable, "-c", code], subprocess.DEVNULL, peaks=peaks)[0] == 0
     assert len(ballast) and peaks[0] < 64 << 10 < 96 << 10 < peaks[1] < 200 << 10, peaks
+
+
+def test_a_run_of_some_blocks_keeps_the_others_and_says_when_they_ran() -> None:
+    from tests.bench.report import _earlier, merged
+
+    old = {"date": "then", "arguments": {"blocks": "dispatch,scale"}, "host": "h",
+           "dispatch": {"kept": 1}, "scale": {"old": 1}}
+    new = {"date": "now", "arguments": {"blocks": "scale"}, "host": "h", "scale": {"new": 1}}
+    out = merged(old, new)
+    assert out["dispatch"] == {"kept": 1} and out["scale"] == {"new": 1}
+    assert out["date"] == "now" and out["earlier"]["blocks"] == ["dispatch"]
+    assert "dispatch blocks are kept from the run of then" in _earlier(out)
+    assert merged(new, new)["earlier"] is None and _earlier(merged(new, new)) == ""
