@@ -62,7 +62,7 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
     cols = min(len(groups), _COLS)
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.9),
-                             squeeze=False, sharey=True, layout="constrained")
+                             squeeze=False, sharey=True)
     arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows  # a colour per arm
                               if not (r.baseline or r.aa)))
     for ax, group in zip(axes.flat, groups, strict=False):
@@ -78,11 +78,49 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
              "word against the baseline"
              + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
                 "all)" if len(measured) > len(groups) else ""))
-    fig.suptitle(_wrap(title, 60 * cols), fontsize=_TEXT + 1)
+    heading = _wrap(title, 60 * cols)
+    fig.suptitle(heading, fontsize=_TEXT + 1, y=1 - _PAD / fig.get_figheight(), va="top")
     handles = _legend_handles(any(r.aa for g in groups for r in g.rows))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles),
-               fontsize=_SMALL, frameon=False)
+    across = len(handles) if cols > 1 else 2  # one panel is too narrow for them in a row
+    fig.legend(handles=handles, loc="lower center", ncols=across, fontsize=_SMALL,
+               frameon=False, bbox_to_anchor=(0.5, 0), borderaxespad=_PAD * 72 / _SMALL)
+    y = axes[0][0].yaxis
+    digits = max(len(label) for label in y.get_major_formatter().format_ticks(
+        [t for t in y.get_majorticklocs() if 0 <= t <= top * 1.25]))
+    _grid_layout(fig, rows, cols, _lines(heading),
+                 max(_lines(ax.get_title()) for ax in axes.flat),
+                 max(_lines(t.get_text()) for ax in axes.flat for t in ax.get_xticklabels()),
+                 digits, -(-len(handles) // across))
     return fig
+
+
+# Margins set from the lines of text each one holds, in inches: matplotlib's constrained
+# layout found the same margins by drawing every panel twice, a second of each figure.
+_PAD = 0.12  # between a text and what is next to it
+_TICK = 0.1  # a tick mark and its pad to the label
+_GAP = 0.25  # between panels side by side (they share the y axis: no labels between)
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1 if text else 0
+
+
+def _grid_layout(fig: Figure, rows: int, cols: int, heading: int, title: int,
+                 ticks: int, digits: int, legend: int) -> None:
+    """Panels placed so that the figure's title, each panel's title, the x tick labels, the
+    y label and the legend below never meet, whatever their number of lines and digits."""
+    width, height = fig.get_size_inches()
+    # DejaVu Sans' digits are 0.64 em wide; the y label is one line
+    yaxis = _PAD + _TEXT * 1.3 / 72 + _PAD + digits * 0.64 * _SMALL / 72 + _TICK
+    title_in = title * _TEXT * 1.3 / 72 + _PAD
+    ticks_in = ticks * _SMALL * 1.3 / 72 + _TICK + _PAD
+    top = _PAD + heading * (_TEXT + 1) * 1.3 / 72 + _PAD + title_in
+    bottom = ticks_in + legend * _SMALL * 1.6 / 72 + 2 * _PAD  # the legend under the ticks
+    row_gap = ticks_in + title_in
+    panel_h = (height - top - bottom - (rows - 1) * row_gap) / rows
+    panel_w = (width - yaxis - _PAD - (cols - 1) * _GAP) / cols
+    fig.subplots_adjust(left=yaxis / width, right=1 - _PAD / width, top=1 - top / height,
+                        bottom=bottom / height, wspace=_GAP / panel_w, hspace=row_gap / panel_h)
 
 
 def _legend_handles(aa: bool) -> list[Line2D]:

@@ -108,3 +108,41 @@ def test_the_phases_plot_says_lower_is_better_and_keeps_grey_for_idle_time() -> 
     others = [s for name, s in styles.items() if not name.startswith("GPU idle")]
     assert len(others) >= 8 and len(set(others)) == len(others)  # no two phases alike
     assert all(colour != IDLE_COLOUR.lower() for colour, _ in others)
+
+
+def _long_names(r: Record) -> Record:
+    """Model and arm names long enough to wrap: two-line x labels, three-line panel titles."""
+    groups = [g.model_copy(update={
+        "model": f"{g.model}-instruct-with-a-rather-long-quantisation-suffix-q4",
+        "rows": [row.model_copy(update={"arm": f"{row.arm} with fused experts"})
+                 for row in g.rows]}) for g in r.groups]
+    return r.model_copy(update={"groups": groups * 4})  # 16 groups: the first 12 drawn
+
+
+def _six_digits() -> Record:
+    return record({arm: [v * 2000 for v in values] for arm, values in
+                   {"gather@main": OLD["gather"], "fused@main": OLD["fused"]}.items()})
+
+
+@pytest.mark.parametrize("make", [h200, two_commits, lambda: _long_names(h200()), _six_digits])
+def test_no_text_runs_into_another_or_off_the_figure(make) -> None:  # type: ignore[no-untyped-def]
+    fig = metric_figure(make(), "decode")
+    assert fig is not None
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    shown = panels(fig)
+    texts = [fig.texts[0], *fig.legends[0].get_texts(), shown[0].yaxis.label,
+             *(t for ax in shown for t in (ax.title, *ax.get_xticklabels(),
+                                           *ax.get_yticklabels()) if t.get_text())]
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    whole = fig.bbox
+    for text, box in zip(texts, boxes, strict=True):
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0, text
+        assert box.y1 <= whole.y1, text
+    for i, (a, box_a) in enumerate(zip(texts, boxes, strict=True)):
+        for b, box_b in zip(texts[i + 1:], boxes[i + 1:], strict=True):
+            assert not box_a.overlaps(box_b), (a.get_text(), b.get_text())
+    for ax in shown:  # nor into a panel's plotting area
+        area = ax.get_window_extent(renderer)
+        for text, box in zip(texts, boxes, strict=True):
+            assert not box.overlaps(area), (text.get_text(), ax.get_title())
