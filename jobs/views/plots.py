@@ -84,9 +84,9 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
     across = len(handles) if cols > 1 else 2  # one panel is too narrow for them in a row
     fig.legend(handles=handles, loc="lower center", ncols=across, fontsize=_SMALL,
                frameon=False, bbox_to_anchor=(0.5, 0), borderaxespad=_PAD * 72 / _SMALL)
-    y = axes[0][0].yaxis
-    digits = max(len(label) for label in y.get_major_formatter().format_ticks(
-        [t for t in y.get_majorticklocs() if 0 <= t <= top * 1.25]))
+    y, (low, high) = axes[0][0].yaxis, axes[0][0].get_ylim()
+    digits = max((len(label) for label in y.get_major_formatter().format_ticks(
+        [t for t in y.get_majorticklocs() if low <= t <= high])), default=1)
     _grid_layout(fig, rows, cols, _lines(heading),
                  max(_lines(ax.get_title()) for ax in axes.flat),
                  max(_lines(t.get_text()) for ax in axes.flat for t in ax.get_xticklabels()),
@@ -95,7 +95,7 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
 
 
 # Margins set from the lines of text each one holds, in inches: matplotlib's constrained
-# layout found the same margins by drawing every panel twice, a second of each figure.
+# layout found them by drawing every panel twice, half a second of each figure here.
 _PAD = 0.12  # between a text and what is next to it
 _TICK = 0.1  # a tick mark and its pad to the label
 _GAP = 0.25  # between panels side by side (they share the y axis: no labels between)

@@ -69,14 +69,12 @@ Where the time goes, with profiles: [overhead-profiles.md](overhead-profiles.md)
 
 
 def _earlier(r: dict[str, Any]) -> str:
-    """Where some blocks were kept from an earlier run (`python -m tests.bench.report --merge`):
+    """Where some blocks were kept from earlier runs (`python -m tests.bench.report --merge`):
     which, and when they ran."""
-    e = r.get("earlier")
-    if not e:
-        return ""
-    return (f"The {', '.join(e['blocks'])} blocks are kept from the run of {e['date']} "
-            f"(`{' '.join(f'--{k} {v}' for k, v in e['arguments'].items() if k == 'blocks')}`): "
-            "this run measured only its own blocks.\n")
+    return "".join(f"The {', '.join(e['blocks'])} "
+                   f"{'block is' if len(e['blocks']) == 1 else 'blocks are'} kept from the run "
+                   f"of {e['date']} (`--blocks {e['arguments'].get('blocks', '')}`).\n"
+                   for e in r.get("earlier") or [])
 
 
 def _goals(r: dict[str, Any]) -> str:
@@ -405,12 +403,17 @@ def _note(n: dict[str, Any]) -> str:
 
 
 def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """`new`'s blocks over `old`'s: a run of some blocks keeps the others, saying when they
-    ran."""
+    """`new`'s blocks over `old`'s: a run of some blocks keeps the others, each saying the
+    run it came from."""
     kept = [b for b in BLOCKS if b in old and b not in new]
-    earlier = {"date": old["date"], "blocks": kept,
-               "arguments": old["arguments"]} if kept else None
-    return {**{b: old[b] for b in kept}, **new, "earlier": earlier}
+    earlier = []
+    for source in [*(old.get("earlier") or []),
+                   {"date": old["date"], "arguments": old["arguments"], "blocks": BLOCKS}]:
+        blocks = [b for b in source["blocks"] if b in kept]
+        kept = [b for b in kept if b not in blocks]
+        if blocks:
+            earlier.append({**source, "blocks": blocks})
+    return {**{b: old[b] for e in earlier for b in e["blocks"]}, **new, "earlier": earlier}
 
 
 if __name__ == "__main__":

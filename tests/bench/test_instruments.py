@@ -144,11 +144,17 @@ def test_a_processs_peak_rss_is_its_own_not_the_benchmarks() -> None:
 def test_a_run_of_some_blocks_keeps_the_others_and_says_when_they_ran() -> None:
     from tests.bench.report import _earlier, merged
 
-    old = {"date": "then", "arguments": {"blocks": "dispatch,scale"}, "host": "h",
-           "dispatch": {"kept": 1}, "scale": {"old": 1}}
-    new = {"date": "now", "arguments": {"blocks": "scale"}, "host": "h", "scale": {"new": 1}}
-    out = merged(old, new)
-    assert out["dispatch"] == {"kept": 1} and out["scale"] == {"new": 1}
-    assert out["date"] == "now" and out["earlier"]["blocks"] == ["dispatch"]
-    assert "dispatch blocks are kept from the run of then" in _earlier(out)
-    assert merged(new, new)["earlier"] is None and _earlier(merged(new, new)) == ""
+    first = {"date": "first", "arguments": {"blocks": "dispatch,scale,floors"}, "host": "h",
+             "dispatch": {"run": 1}, "scale": {"run": 1}, "floors": {"run": 1}}
+    second = {"date": "second", "arguments": {"blocks": "scale,floors"}, "host": "h",
+              "scale": {"run": 2}, "floors": {"run": 2}}
+    third = {"date": "third", "arguments": {"blocks": "scale"}, "host": "h", "scale": {"run": 3}}
+    out = merged(merged(first, second), third)
+    assert (out["dispatch"], out["floors"], out["scale"]) == ({"run": 1}, {"run": 2}, {"run": 3})
+    assert out["date"] == "third"
+    assert [(e["date"], e["blocks"]) for e in out["earlier"]] == [("first", ["dispatch"]),
+                                                                   ("second", ["floors"])]
+    text = _earlier(out)
+    assert "dispatch block is kept from the run of first (`--blocks dispatch,scale" in text
+    assert "floors block is kept from the run of second" in text
+    assert merged(third, third)["earlier"] == [] and _earlier(merged(third, third)) == ""
