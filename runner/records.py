@@ -8,7 +8,7 @@ against the artifacts it was made from.
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from jobs.errors import UserError
 from jobs.record.attempts import AttemptResult, CellState
 from jobs.record.check import check_record, differences
-from jobs.record.model import SCHEMA, Check, Record, build_record
+from jobs.record.digest import Digests, digest
+from jobs.record.model import SCHEMA, Check, Record, build_record, record_from
 from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
@@ -87,11 +88,19 @@ def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list
         chosen[cell.id] = (state.attempt if state and state.attempt in attempts
                            else max(attempts, default=0))
         others += [(cell.id, a) for a in attempts if a != chosen[cell.id]]
-    read = _read(artifacts, sweep_id, cells, chosen, others)
+    by_id = {c.id: c for c in cells}
+    digests = Digests()
+
+    def take(cell_id: str, result: AttemptResult, used: bool) -> None:
+        """Keep what the record needs of the attempt, and let the attempt go."""
+        done = used and states.get(cell_id, CellState(status="queued")).status == "done"
+        digests.add(digest(sweep, by_id[cell_id], result, used, done))
+
+    read = _read(artifacts, sweep_id, cells, chosen, others, take)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     flagged: dict[tuple[str, int], list[str]] = {}  # computed once, for the checker too
-    record = build_record(sweep_id, sweep, cells, states, read.results, read.unreadable, created,
-                          read.earlier, resolved, flagged)
+    record = record_from(sweep_id, sweep, cells, states, digests.items, read.unreadable,
+                         created, resolved, flagged)
     record = record.model_copy(update={"evidence": read.evidence})
     problems = check_record(record, flagged)
     return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
@@ -176,20 +185,25 @@ def load(path: Path) -> Record:
                         f"({error.error_count()} problems)") from None
 
 
+# Given to `_read`, it is handed each attempt read (its cell, the attempt, whether its cell's
+# state names it) instead of the attempt being kept.
+Take = Callable[[str, AttemptResult, bool], None]
+
+
 def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[str, int],
-          others: list[tuple[str, int]]) -> _Read:
+          others: list[tuple[str, int]], take: Take | None = None) -> _Read:
     """Read the chosen attempt of each cell, and the `others` (cell, attempt) named."""
     read = _Read({}, [], [], {})
     for cell in cells:
         if chosen.get(cell.id):
-            _read_one(store, sweep_id, cell.id, chosen[cell.id], True, read)
+            _read_one(store, sweep_id, cell.id, chosen[cell.id], True, read, take)
     for cell_id, attempt in others:
-        _read_one(store, sweep_id, cell_id, attempt, False, read)
+        _read_one(store, sweep_id, cell_id, attempt, False, read, take)
     return read
 
 
 def _read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int, used: bool,
-              read: _Read) -> None:
+              read: _Read, take: Take | None) -> None:
     try:
         raw, manifest = store.read_result(sweep_id, cell_id, attempt)  # each file read once
         if raw is None:
@@ -205,7 +219,9 @@ def _read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int, u
     read.evidence.append(Evidence(cell_id=cell_id, attempt=attempt, used=used,
                                   result_sha256=hashlib.sha256(raw).hexdigest(),
                                   manifest_sha256=hashlib.sha256(manifest).hexdigest()))
-    if used:
+    if take is not None:
+        take(cell_id, result, used)
+    elif used:
         read.results[cell_id] = result
     else:
         read.earlier.append(result)

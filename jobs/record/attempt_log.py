@@ -2,8 +2,8 @@
 order, so a rerun or a lost worker is visible in the record instead of smoothed over."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from jobs.record.attempts import AttemptResult
 from jobs.record.parts import Measurement
 from jobs.spec.cells import Cell
 from jobs.strict import Strict
@@ -20,15 +20,27 @@ class AttemptEntry(Strict):
     used: bool
 
 
-def attempt_history(cells: Sequence[Cell], used: dict[str, AttemptResult],
-                    earlier: Sequence[AttemptResult]) -> list[AttemptEntry]:
+@dataclass(frozen=True)
+class Tried:
+    """An attempt as far as the history needs it (jobs/record/digest.py keeps one an attempt)."""
+
+    cell_id: str
+    attempt: int
+    worker: str
+    hostname: str
+    started: str
+    ended: str
+    failure: str | None  # "kind: reason"
+
+
+def attempt_history(cells: Sequence[Cell], tried: Sequence[tuple[Tried, bool]]
+                    ) -> list[AttemptEntry]:
     """The attempts of every cell that had more than one, oldest first; an attempt number
-    with no artifacts (its worker died before storing them) is listed as such."""
-    by_cell: dict[str, list[tuple[AttemptResult, bool]]] = {}
-    for result in earlier:
-        by_cell.setdefault(result.cell_id, []).append((result, False))
-    for cell_id, result in used.items():
-        by_cell.setdefault(cell_id, []).append((result, True))
+    with no artifacts (its worker died before storing them) is listed as such. `tried`: each
+    attempt read, and whether it is the one its cell's state names."""
+    by_cell: dict[str, list[tuple[Tried, bool]]] = {}
+    for t, used in tried:
+        by_cell.setdefault(t.cell_id, []).append((t, used))
     entries = []
     for cell in cells:
         found = sorted(by_cell.get(cell.id, []), key=lambda pair: pair[0].attempt)
@@ -60,13 +72,13 @@ def order_notes(cells: Sequence[Cell], ms: Sequence[Measurement]) -> list[str]:
     return notes
 
 
-def _entry(result: AttemptResult, used: bool) -> AttemptEntry:
-    if result.failure:
-        outcome = f"{result.failure.kind}: {result.failure.reason}"
+def _entry(t: Tried, used: bool) -> AttemptEntry:
+    if t.failure:
+        outcome = t.failure
     elif used:
         outcome = "measured; this attempt counts"
     else:
         outcome = "measured, not accepted (another attempt counts)"
-    return AttemptEntry(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
-                        hostname=result.host.hostname, started=result.started,
-                        ended=result.ended, outcome=outcome, used=used)
+    return AttemptEntry(cell_id=t.cell_id, attempt=t.attempt, worker=t.worker,
+                        hostname=t.hostname, started=t.started, ended=t.ended,
+                        outcome=outcome, used=used)

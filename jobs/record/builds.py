@@ -11,21 +11,26 @@ from jobs.record.attempts import AttemptResult
 from jobs.record.parts import BuildTime
 
 
-def build_times(results: Iterable[tuple[str, AttemptResult]]
-                ) -> dict[tuple[str, str, str], BuildTime]:
-    """One build per (commit, backend, worker) from (backend, attempt) pairs: the cold build
-    where an attempt made it, else the cache entry a cell reused."""
-    builds: dict[tuple[str, str, str], BuildTime] = {}
-    for backend, r in results:
-        if r.build is None or r.commit is None:
+def build_time(backend: str, r: AttemptResult) -> BuildTime | None:
+    """The build one attempt ran on: built cold by it, or the cache entry it reused."""
+    if r.build is None or r.commit is None:
+        return None
+    steps = [run for run in r.runs if run.role == "build"]
+    return BuildTime(commit=r.commit, backend=backend, worker=r.worker, recipe=r.build.recipe,
+                     wall_s=r.build.wall_s, built_at=r.build.built_at,
+                     command=[run.argv for run in steps], cached=r.build.cached,
+                     logs=[path for run in steps for path in (run.stdout, run.stderr)])
+
+
+def build_times(builds: Iterable[BuildTime | None]) -> dict[tuple[str, str, str], BuildTime]:
+    """One build per (commit, backend, worker), from the attempts' builds in the order they
+    were read: the cold build where an attempt made it, else the cache entry a cell reused."""
+    found: dict[tuple[str, str, str], BuildTime] = {}
+    for b in builds:
+        if b is None:
             continue
-        key = (r.commit, backend, r.worker)
-        if r.build.cached and key in builds:
+        key = (b.commit, b.backend, b.worker)
+        if b.cached and key in found:
             continue  # the same build: the cold one, or a cache entry already listed
-        steps = [run for run in r.runs if run.role == "build"]
-        builds[key] = BuildTime(
-            commit=r.commit, backend=backend, worker=r.worker, recipe=r.build.recipe,
-            wall_s=r.build.wall_s, built_at=r.build.built_at,
-            command=[run.argv for run in steps], cached=r.build.cached,
-            logs=[path for run in steps for path in (run.stdout, run.stderr)])
-    return builds
+        found[key] = b
+    return found

@@ -5,11 +5,12 @@ Markdown, JSON and the plots are views of this model; none of them recomputes a 
 
 from collections.abc import Mapping, Sequence
 
-from jobs.profiles.attribution import attribute, with_idle
+from jobs.profiles.attribution import with_idle
 from jobs.record.attempt_log import AttemptEntry, attempt_history, order_notes
 from jobs.record.attempts import AttemptResult, CellState, HostFacts
 from jobs.record.builds import build_times
-from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
+from jobs.record.digest import Digest, Digests, digest, judged
+from jobs.record.fidelity import HostRun, RunIndex
 from jobs.record.parts import (
     ArmRow,
     Evidence,
@@ -91,23 +92,38 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
     when given, receives each measurement's flags by (cell, attempt), so the checker run in
     the same process need not compute them again (`check_record`).
     """
-    runs = [run for r in [*results.values(), *earlier] for run in host_runs(r)]
+    by_id = {c.id: c for c in cells}
+    done = {c for c, s in states.items() if s.status == "done"}
+    digests = Digests()
+    for cell_id, r in results.items():
+        digests.add(digest(sweep, by_id[cell_id], r, True, cell_id in done))
+    for r in earlier:
+        digests.add(digest(sweep, by_id[r.cell_id], r, False, False))
+    return record_from(sweep_id, sweep, cells, states, digests.items, unreadable, created,
+                       resolved, flagged)
+
+
+def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[str, CellState],
+                digests: Sequence[Digest], unreadable: Mapping[str, str], created: str,
+                resolved: Mapping[str, str] | None = None,
+                flagged: dict[tuple[str, int], list[str]] | None = None) -> Record:
+    """The record from what was kept of each attempt read (jobs/record/digest.py): the
+    attempts the cells' states name (`used`) first, each cell's in the order of `cells`."""
+    used = {d.tried.cell_id: d for d in digests if d.used}
+    runs = [run for d in digests for run in d.runs]
     index = RunIndex(runs)
     measures = {(r.cell_id, r.attempt): r for r in runs if r.role == "measure"}
     measured: dict[str, Measurement] = {}
     profiles: dict[str, GroupProfile] = {}
     for cell in cells:
-        result = results.get(cell.id)
-        done = states.get(cell.id, CellState(status="queued")).status == "done"
-        measurement = (_measurement(cell, result, index, measures.get((cell.id, result.attempt)))
-                       if result and done else None)
-        profile = _profile(sweep, cell, result) if result and done else None
-        if measurement:
-            measured[cell.id] = measurement
+        d = used.get(cell.id)
+        m = d.measurement if d else None
+        if m:
+            measured[cell.id] = judged(m, measures[(cell.id, m.attempt)], index)
             if flagged is not None:
-                flagged[(cell.id, measurement.attempt)] = measurement.flags
-        elif profile:
-            profiles[cell.id] = profile
+                flagged[(cell.id, m.attempt)] = measured[cell.id].flags
+        elif d and d.profile:
+            profiles[cell.id] = d.profile
     waiting = {c.id for c in cells if c.id not in measured
                and states.get(c.id, CellState(status="queued")).status in _WAITING}
     groups, skipped = [], []
@@ -118,10 +134,10 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         members = [c for c in members if c.id not in {s.cell_id for s in skips}]
         groups.append(_group(sweep, key, members, measured, profiles, repeats))
     not_needed = {s.cell_id for s in skipped}
-    missing = [_missing(c, states.get(c.id), results.get(c.id), unreadable.get(c.id))
+    missing = [_missing(c, states.get(c.id), used.get(c.id), unreadable.get(c.id))
                for c in cells if c.id not in measured and c.id not in profiles
                and c.id not in not_needed]
-    hosts = {r.host.hostname: r.host for r in results.values()}
+    hosts = {d.host.hostname: d.host for d in used.values()}
     # The names the sweep asked for (a branch, a tag) and the shas submit resolved them to.
     names = {sha: name for name, sha in (resolved or {}).items()}
     commits: dict[str, set[str]] = {names.get(c, c): set() for c in sweep.target.commits}
@@ -138,9 +154,11 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
         build_recipes={name: b.build for name, b in sweep.backends.items()},
         cells_expected=len(cells), cells_measured=len(measured) + len(profiles),
         hosts=dict(sorted(hosts.items())),
-        meta=_meta(created, cells, [*results.values(), *earlier], measured),
+        meta=_meta(created, digests, measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
-        history=attempt_history(cells, dict(results), earlier), question=sweep.question,
+        history=attempt_history(cells, [(d.tried, d.used) for d in digests if not d.used]
+                                + [(d.tried, True) for d in used.values()]),
+        question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None,
         host_sentence=record_host_sentence(groups))
 
@@ -264,41 +282,13 @@ def _ratio(arm: Span | None, base: Span | None) -> Ratio | None:
     return Ratio.of(arm, base) if arm and base else None
 
 
-def _measurement(cell: Cell, result: AttemptResult, runs: RunIndex, mine: HostRun | None
-                 ) -> Measurement | None:
-    run = result.measured
-    reading = result.reading
-    if run is None or reading is None or result.commit is None or mine is None:
-        return None
-    around = RunConditions(load1_before=run.load1_before, load1_after=run.load1_after,
-                           wall_s=run.wall_s, gpu_before=run.gpu_before,
-                           gpu_after=run.gpu_after, gpu_start=result.gpu_start,
-                           other_sweep=run.other_sweep)
-    return Measurement(
-        cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
-        worker=result.worker, hostname=result.host.hostname, commit=result.commit,
-        attempt=result.attempt, started=run.started, ended=run.ended,
-        decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
-        decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
-        prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
-        peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
-        exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
-        build_cached=result.build.cached if result.build else None,
-        jit_cache=result.target.get("jit_cache"), gate=result.gate,
-        host_lease=run.host_lease, flags=flags(mine, result.gate, runs, around),
-        wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
-        gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
-        asked_prompt_tokens=result.asked.get("prompt_tokens"),
-        asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
-
-
-def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
+def _missing(cell: Cell, state: CellState | None, used: Digest | None,
              unreadable: str | None) -> Missing:
     status = state.status if state else "unknown"
     if unreadable:
         reason = f"artifacts unreadable: {unreadable}"
-    elif result and result.failure:
-        reason = result.failure.reason
+    elif used and used.failure:
+        reason = used.failure
     elif state and state.reason:
         reason = state.reason
     elif status in ("queued", "running"):
@@ -308,17 +298,6 @@ def _missing(cell: Cell, state: CellState | None, result: AttemptResult | None,
     return Missing(cell_id=cell.id, kind=cell.kind, commit=cell.commit, backend=cell.backend,
                    model=cell.model, arm=cell.arm, repeat=cell.repeat, status=status,
                    reason=reason)
-
-
-def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
-    p = result.profile
-    if p is None:
-        return None
-    family = sweep.family(cell.model)
-    return GroupProfile(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
-                        hostname=result.host.hostname, tool=p.tool, tokens=p.tokens,
-                        attribution=attribute(p, sweep.phases, family), paths=p.paths,
-                        first_call_path=p.first_call_path, arch=p.arch, notes=p.notes)
 
 
 def _with_idle(profile: GroupProfile, arm: str, ms: list[Measurement]) -> GroupProfile:
@@ -337,19 +316,16 @@ def _with_idle(profile: GroupProfile, arm: str, ms: list[Measurement]) -> GroupP
     return profile.model_copy(update={"attribution": with_idle(a, 1e6 / runs.mean, source)})
 
 
-def _meta(created: str, cells: list[Cell], results: Sequence[AttemptResult],
-          measured: Mapping[str, Measurement]) -> Meta:
-    pins = {r.commit: r.target["mlx_pin"] for r in results
-            if r.commit and "mlx_pin" in r.target}
+def _meta(created: str, digests: Sequence[Digest], measured: Mapping[str, Measurement]) -> Meta:
+    pins = {d.commit: d.mlx_pin for d in digests if d.commit and d.mlx_pin is not None}
     toolchains: dict[str, set[str]] = {}
-    for r in results:
-        if "toolchain" in r.target:
-            toolchains.setdefault(r.host.hostname, set()).add(r.target["toolchain"])
-    by_id = {c.id: c for c in cells}
-    builds = build_times([(by_id[r.cell_id].backend, r) for r in results])
+    for d in digests:
+        if d.toolchain is not None:
+            toolchains.setdefault(d.host.hostname, set()).add(d.toolchain)
+    builds = build_times(d.build for d in digests)
     env = {m.arm: m.env for m in sorted(measured.values(), key=lambda m: m.order)}
     return Meta(date=created, mlx_pins=dict(sorted(pins.items())),
                 builds=sorted(builds.values(), key=lambda b: (b.commit, b.backend, b.worker)),
                 env=dict(sorted(env.items())),
                 toolchains={h: " / ".join(sorted(v)) for h, v in sorted(toolchains.items())},
-                protocols=sorted({r.protocol for r in results}))
+                protocols=sorted({d.protocol for d in digests}))

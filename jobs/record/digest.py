@@ -1,0 +1,118 @@
+"""What a record keeps of one attempt, taken as the attempt is read: its attempt model, four
+times its JSON in memory, is dropped at once (a 100,000-cell record held 1.7 GB of them).
+
+A measurement is made here without its flags: whether it overlapped another run is known only
+once every run of the sweep has been read (`judged`).
+"""
+
+from dataclasses import dataclass, replace
+
+from jobs.profiles.attribution import attribute
+from jobs.record.attempt_log import Tried
+from jobs.record.attempts import AttemptResult, HostFacts
+from jobs.record.builds import build_time
+from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
+from jobs.record.parts import BuildTime, GroupProfile, Measurement
+from jobs.record.run_flags import RunConditions
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Sweep
+
+
+@dataclass(frozen=True)
+class Digest:
+    tried: Tried
+    used: bool
+    host: HostFacts
+    runs: list[HostRun]
+    failure: str | None  # the failure's reason, as a missing cell states it
+    measurement: Measurement | None  # not yet judged: flags empty
+    profile: GroupProfile | None
+    commit: str | None
+    protocol: int
+    mlx_pin: str | None
+    toolchain: str | None
+    build: BuildTime | None
+
+
+def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bool) -> Digest:
+    """`used`: the attempt the cell's state names; `done`: that state is done, so its reading
+    is a measurement or a profile."""
+    runs = host_runs(result)
+    counted = used and done
+    return Digest(
+        tried=Tried(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
+                    hostname=result.host.hostname, started=result.started,
+                    ended=result.ended,
+                    failure=(f"{result.failure.kind}: {result.failure.reason}"
+                             if result.failure else None)),
+        used=used, host=result.host, runs=runs,
+        failure=result.failure.reason if result.failure else None,
+        measurement=_unjudged(cell, result, runs) if counted else None,
+        profile=_profile(sweep, cell, result) if counted else None,
+        commit=result.commit, protocol=result.protocol,
+        mlx_pin=result.target.get("mlx_pin"), toolchain=result.target.get("toolchain"),
+        build=build_time(cell.backend, result))
+
+
+def judged(m: Measurement, mine: HostRun, runs: RunIndex) -> Measurement:
+    """The measurement with its flags: its conditions, and every run it may have shared its
+    host with (`mine` is its own)."""
+    conditions = RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
+                               wall_s=m.wall_s, gpu_before=m.gpu_before,
+                               gpu_after=m.gpu_after, gpu_start=m.gpu_start,
+                               other_sweep=m.other_sweep)
+    return m.model_copy(update={"flags": flags(mine, m.gate, runs, conditions)})
+
+
+def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measurement | None:
+    run = result.measured
+    reading = result.reading
+    if (run is None or reading is None or result.commit is None
+            or not any(r.role == "measure" for r in runs)):
+        return None
+    return Measurement(
+        cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
+        worker=result.worker, hostname=result.host.hostname, commit=result.commit,
+        attempt=result.attempt, started=run.started, ended=run.ended,
+        decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
+        decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
+        prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
+        peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
+        exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
+        build_cached=result.build.cached if result.build else None,
+        jit_cache=result.target.get("jit_cache"), gate=result.gate,
+        host_lease=run.host_lease, flags=[],
+        wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
+        gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
+        asked_prompt_tokens=result.asked.get("prompt_tokens"),
+        asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
+
+
+def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
+    p = result.profile
+    if p is None:
+        return None
+    family = sweep.family(cell.model)
+    return GroupProfile(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
+                        hostname=result.host.hostname, tool=p.tool, tokens=p.tokens,
+                        attribution=attribute(p, sweep.phases, family), paths=p.paths,
+                        first_call_path=p.first_call_path, arch=p.arch, notes=p.notes)
+
+
+class Digests:
+    """The digests of a record's attempts, as they are read, holding no more than the record
+    needs: one HostFacts per distinct host (each attempt names its own copy), and a reused
+    build only where no attempt before it named that build (`build_times` lists no other)."""
+
+    def __init__(self) -> None:
+        self.items: list[Digest] = []
+        self._hosts: dict[HostFacts, HostFacts] = {}
+        self._builds: set[tuple[str, str, str]] = set()
+
+    def add(self, d: Digest) -> None:
+        b = d.build
+        key = (b.commit, b.backend, b.worker) if b else None
+        if key:
+            b = None if b and b.cached and key in self._builds else b
+            self._builds.add(key)
+        self.items.append(replace(d, host=self._hosts.setdefault(d.host, d.host), build=b))

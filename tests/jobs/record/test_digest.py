@@ -1,0 +1,45 @@
+"""What a record keeps of each attempt as it reads it: enough for the same record, no more."""
+
+from jobs.record.attempts import AttemptResult, BuildInfo, CellState
+from jobs.record.builds import build_times
+from jobs.record.digest import Digests, digest
+from jobs.record.model import build_record, record_from
+from jobs.spec.cells import Cell
+from jobs.spec.sweep import Sweep
+from tests.support.records import result
+
+
+def built(cell: Cell, decode: float, cached: bool) -> AttemptResult:
+    r = result(cell, decode)
+    return r.model_copy(update={"build": BuildInfo(recipe="b", ok=True, cached=cached,
+                                                   wall_s=1.0, built_at="then")})
+
+
+def test_one_host_and_one_entry_per_build_are_kept(small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    results = [built(c, 20.0 + i, cached=i > 0) for i, c in enumerate(cells)]
+    kept = Digests()
+    for cell, r in zip(cells, results, strict=True):
+        # each attempt's host facts are its own object, equal to the others'
+        kept.add(digest(sweep, cell, r.model_copy(update={"host": r.host.model_copy()}),
+                        True, True))
+    assert len({id(d.host) for d in kept.items}) == 1
+    assert [d.build is not None for d in kept.items] == [True] + [False] * (len(cells) - 1)
+    every = [digest(sweep, c, r, True, True).build for c, r in zip(cells, results, strict=True)]
+    assert build_times(d.build for d in kept.items) == build_times(every)
+
+
+def test_the_record_from_digests_is_the_record_from_the_attempts(
+        small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    results = {c.id: built(c, 20.0 + i, cached=i % 2 == 1) for i, c in enumerate(cells)}
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    kept = Digests()
+    for c in cells:
+        kept.add(digest(sweep, c, results[c.id], True, True))
+    flagged: dict[tuple[str, int], list[str]] = {}
+    streamed = record_from("s1", sweep, cells, states, kept.items, {}, "now", None, flagged)
+    assert streamed == build_record("s1", sweep, cells, states, results, {}, "now")
+    assert set(flagged) == {(c.id, 1) for c in cells}
+    assert all(m.flags == flagged[(m.cell_id, 1)] for g in streamed.groups
+               for m in g.measurements)
