@@ -33,14 +33,15 @@ class Tried:
     failure: str | None  # "kind: reason"
 
 
-def attempt_history(cells: Sequence[Cell], tried: Sequence[tuple[Tried, bool]]
+def attempt_history(cells: Sequence[Cell], tried: Sequence[tuple[str, Tried, bool]]
                     ) -> list[AttemptEntry]:
     """The attempts of every cell that had more than one, oldest first; an attempt number
     with no artifacts (its worker died before storing them) is listed as such. `tried`: each
-    attempt read, and whether it is the one its cell's state names."""
+    attempt read, under the cell it counts for, and whether it is the one its cell's state
+    names."""
     by_cell: dict[str, list[tuple[Tried, bool]]] = {}
-    for t, used in tried:
-        by_cell.setdefault(t.cell_id, []).append((t, used))
+    for cell_id, t, used in tried:
+        by_cell.setdefault(cell_id, []).append((t, used))
     entries = []
     for cell in cells:
         found = sorted(by_cell.get(cell.id, []), key=lambda pair: pair[0].attempt)

@@ -20,11 +20,12 @@ from jobs.spec.sweep import Sweep
 
 @dataclass(frozen=True)
 class Digest:
+    cell_id: str  # the cell it was read for (its folder), which its result.json also names
     tried: Tried
     used: bool
     host: HostFacts
     runs: list[HostRun]
-    failure: str | None  # the failure's reason, as a missing cell states it
+    failure: str | None  # the failure's reason, as a missing cell states it ("" is one)
     measurement: Measurement | None  # not yet judged: flags empty
     profile: GroupProfile | None
     commit: str | None
@@ -40,6 +41,7 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
     runs = host_runs(result)
     counted = used and done
     return Digest(
+        cell_id=cell.id,
         tried=Tried(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
                     hostname=result.host.hostname, started=result.started,
                     ended=result.ended,

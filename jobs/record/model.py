@@ -109,7 +109,7 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
                 flagged: dict[tuple[str, int], list[str]] | None = None) -> Record:
     """The record from what was kept of each attempt read (jobs/record/digest.py): the
     attempts the cells' states name (`used`) first, each cell's in the order of `cells`."""
-    used = {d.tried.cell_id: d for d in digests if d.used}
+    used = {d.cell_id: d for d in digests if d.used}
     runs = [run for d in digests for run in d.runs]
     index = RunIndex(runs)
     measures = {(r.cell_id, r.attempt): r for r in runs if r.role == "measure"}
@@ -118,8 +118,10 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
     for cell in cells:
         d = used.get(cell.id)
         m = d.measurement if d else None
-        if m:
-            measured[cell.id] = judged(m, measures[(cell.id, m.attempt)], index)
+        # Its own run, as its result.json names it: none where that names another cell.
+        mine = measures.get((cell.id, m.attempt)) if m else None
+        if m and mine:
+            measured[cell.id] = judged(m, mine, index)
             if flagged is not None:
                 flagged[(cell.id, m.attempt)] = measured[cell.id].flags
         elif d and d.profile:
@@ -156,8 +158,9 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
         hosts=dict(sorted(hosts.items())),
         meta=_meta(created, digests, measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
-        history=attempt_history(cells, [(d.tried, d.used) for d in digests if not d.used]
-                                + [(d.tried, True) for d in used.values()]),
+        history=attempt_history(cells, [(d.tried.cell_id, d.tried, False) for d in digests
+                                         if not d.used]
+                                + [(cell_id, d.tried, True) for cell_id, d in used.items()]),
         question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None,
         host_sentence=record_host_sentence(groups))
@@ -287,7 +290,7 @@ def _missing(cell: Cell, state: CellState | None, used: Digest | None,
     status = state.status if state else "unknown"
     if unreadable:
         reason = f"artifacts unreadable: {unreadable}"
-    elif used and used.failure:
+    elif used and used.failure is not None:
         reason = used.failure
     elif state and state.reason:
         reason = state.reason

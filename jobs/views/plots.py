@@ -61,8 +61,8 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
     groups = measured[:MAX_PANELS]
     cols = min(len(groups), _COLS)
     rows = (len(groups) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows + 0.9),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows),
+                             squeeze=False, sharey=True)  # its height is set by _grid_layout
     arms = list(dict.fromkeys(r.arm for g in groups for r in g.rows  # a colour per arm
                               if not (r.baseline or r.aa)))
     for ax, group in zip(axes.flat, groups, strict=False):
@@ -78,10 +78,10 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
              "word against the baseline"
              + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
                 "all)" if len(measured) > len(groups) else ""))
-    heading = _wrap(title, 60 * cols)
-    fig.suptitle(heading, fontsize=_TEXT + 1, y=1 - _PAD / fig.get_figheight(), va="top")
+    # As many characters a line as the figure's width holds (at most 0.6 em each).
+    heading = _wrap(title, int((fig.get_figwidth() - 2 * _PAD) / (0.6 * (_TEXT + 1) / 72)))
     handles = _legend_handles(any(r.aa for g in groups for r in g.rows))
-    across = len(handles) if cols > 1 else 2  # one panel is too narrow for them in a row
+    across = _legend_columns(handles, fig.get_figwidth())
     fig.legend(handles=handles, loc="lower center", ncols=across, fontsize=_SMALL,
                frameon=False, bbox_to_anchor=(0.5, 0), borderaxespad=_PAD * 72 / _SMALL)
     y, (low, high) = axes[0][0].yaxis, axes[0][0].get_ylim()
@@ -91,11 +91,27 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
                  max(_lines(ax.get_title()) for ax in axes.flat),
                  max(_lines(t.get_text()) for ax in axes.flat for t in ax.get_xticklabels()),
                  digits, -(-len(handles) // across))
+    fig.suptitle(heading, fontsize=_TEXT + 1, y=1 - _PAD / fig.get_figheight(), va="top")
     return fig
+
+
+def _legend_columns(handles: list[Line2D], width: float) -> int:
+    """As many of the legend's entries side by side as the figure's width holds: each its
+    marker and spacing (4.8 em) and its label (at most 0.6 em a character)."""
+    em = _SMALL / 72
+    for across in range(len(handles), 1, -1):
+        per = -(-len(handles) // across)  # matplotlib fills the columns one after another
+        columns = [handles[k * per:(k + 1) * per] for k in range(across)]
+        need = sum(4.8 * em + max(len(str(h.get_label())) for h in col) * 0.6 * em
+                   for col in columns if col)
+        if need <= width - 2 * _PAD:
+            return across
+    return 1
 
 
 # Margins set from the lines of text each one holds, in inches: matplotlib's constrained
 # layout found them by drawing every panel twice, half a second of each figure here.
+_PLOT_H = 2.95  # each panel's plotting area; the figure grows with the text around them
 _PAD = 0.12  # between a text and what is next to it
 _TICK = 0.1  # a tick mark and its pad to the label
 _GAP = 0.25  # between panels side by side (they share the y axis: no labels between)
@@ -108,8 +124,9 @@ def _lines(text: str) -> int:
 def _grid_layout(fig: Figure, rows: int, cols: int, heading: int, title: int,
                  ticks: int, digits: int, legend: int) -> None:
     """Panels placed so that the figure's title, each panel's title, the x tick labels, the
-    y label and the legend below never meet, whatever their number of lines and digits."""
-    width, height = fig.get_size_inches()
+    y label and the legend below never meet, whatever their number of lines and digits: the
+    figure is as tall as its panels and the text around them."""
+    width = fig.get_figwidth()
     # DejaVu Sans' digits are 0.64 em wide; the y label is one line
     yaxis = _PAD + _TEXT * 1.3 / 72 + _PAD + digits * 0.64 * _SMALL / 72 + _TICK
     title_in = title * _TEXT * 1.3 / 72 + _PAD
@@ -117,7 +134,9 @@ def _grid_layout(fig: Figure, rows: int, cols: int, heading: int, title: int,
     top = _PAD + heading * (_TEXT + 1) * 1.3 / 72 + _PAD + title_in
     bottom = ticks_in + legend * _SMALL * 1.6 / 72 + 2 * _PAD  # the legend under the ticks
     row_gap = ticks_in + title_in
-    panel_h = (height - top - bottom - (rows - 1) * row_gap) / rows
+    panel_h = _PLOT_H
+    height = top + bottom + rows * panel_h + (rows - 1) * row_gap
+    fig.set_figheight(height)
     panel_w = (width - yaxis - _PAD - (cols - 1) * _GAP) / cols
     fig.subplots_adjust(left=yaxis / width, right=1 - _PAD / width, top=1 - top / height,
                         bottom=bottom / height, wspace=_GAP / panel_w, hspace=row_gap / panel_h)

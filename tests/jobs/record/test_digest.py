@@ -1,5 +1,6 @@
 """What a record keeps of each attempt as it reads it: enough for the same record, no more."""
 
+from jobs.parsers.readings import Failure
 from jobs.record.attempts import AttemptResult, BuildInfo, CellState
 from jobs.record.builds import build_times
 from jobs.record.digest import Digests, digest
@@ -43,3 +44,25 @@ def test_the_record_from_digests_is_the_record_from_the_attempts(
     assert set(flagged) == {(c.id, 1) for c in cells}
     assert all(m.flags == flagged[(m.cell_id, 1)] for g in streamed.groups
                for m in g.measurements)
+
+
+def test_an_attempt_naming_another_cell_measures_neither(small: tuple[Sweep, list[Cell]]
+                                                         ) -> None:
+    sweep, cells = small
+    x, y = cells[0], cells[1]
+    results = {c.id: result(c, 20.0) for c in cells}
+    results[x.id] = result(y, 99.0)  # x's folder holds a result.json that names y
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    r = build_record("s1", sweep, cells, states, results, {}, "now")
+    measured = {m.cell_id: m for g in r.groups for m in g.measurements}
+    assert x.id not in measured and x.id in {m.cell_id for m in r.missing}
+    assert measured[y.id].decode_tps == 20.0
+
+
+def test_a_failure_with_an_empty_reason_is_still_the_reason(small: tuple[Sweep, list[Cell]]
+                                                            ) -> None:
+    sweep, cells = small
+    failed = result(cells[0], None, failure=Failure(kind="error", reason=""))
+    states = {cells[0].id: CellState(status="failed", attempt=1, reason="from the state")}
+    r = build_record("s1", sweep, cells[:1], states, {cells[0].id: failed}, {}, "now")
+    assert [m.reason for m in r.missing] == [""]

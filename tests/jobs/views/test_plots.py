@@ -124,7 +124,22 @@ def _six_digits() -> Record:
                    {"gather@main": OLD["gather"], "fused@main": OLD["fused"]}.items()})
 
 
-@pytest.mark.parametrize("make", [h200, two_commits, lambda: _long_names(h200()), _six_digits])
+def _two_panels_with_aa() -> Record:
+    return record({"gather@main": OLD["gather"], "fused@main": OLD["fused"],
+                   "gather-aa@main": OLD["gather"], "gather@v2": OLD["gather"],
+                   "fused@v2": OLD["fused"], "gather-aa@v2": OLD["gather"]},
+                  commits="[main, v2]", aa=True)
+
+
+def _one_panel_long_arms() -> Record:
+    r = _long_names(h200())
+    arms = "-".join(["a-very-long-arm-name-with-many-parts"] * 8)
+    return r.model_copy(update={"groups": [r.groups[0].model_copy(update={"rows": [
+        row.model_copy(update={"arm": f"{row.arm}-{arms}"}) for row in r.groups[0].rows]})]})
+
+
+@pytest.mark.parametrize("make", [h200, two_commits, lambda: _long_names(h200()), _six_digits,
+                                  _two_panels_with_aa, _one_panel_long_arms])
 def test_no_text_runs_into_another_or_off_the_figure(make) -> None:  # type: ignore[no-untyped-def]
     fig = metric_figure(make(), "decode")
     assert fig is not None
@@ -134,7 +149,12 @@ def test_no_text_runs_into_another_or_off_the_figure(make) -> None:  # type: ign
     texts = [fig.texts[0], *fig.legends[0].get_texts(), shown[0].yaxis.label,
              *(t for ax in shown for t in (ax.title, *ax.get_xticklabels(),
                                            *ax.get_yticklabels()) if t.get_text())]
+    words = [t for ax in shown for t in ax.texts]  # "n=5" and its word, above each arm
     boxes = [t.get_window_extent(renderer) for t in texts]
+    for word in words:  # inside its panel, clear of every other text
+        box = word.get_window_extent(renderer)
+        assert box.y1 <= word.axes.get_window_extent(renderer).y1, word.get_text()
+        assert not any(box.overlaps(b) for b in boxes), word.get_text()
     whole = fig.bbox
     for text, box in zip(texts, boxes, strict=True):
         assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0, text
