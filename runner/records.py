@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from jobs.errors import UserError
 from jobs.record.attempts import AttemptResult, CellState
 from jobs.record.check import check_record, differences
-from jobs.record.digest import Digests, digest
+from jobs.record.digest import Digests
 from jobs.record.model import SCHEMA, Check, Record, build_record, record_from
 from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
@@ -88,15 +88,8 @@ def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list
         chosen[cell.id] = (state.attempt if state and state.attempt in attempts
                            else max(attempts, default=0))
         others += [(cell.id, a) for a in attempts if a != chosen[cell.id]]
-    by_id = {c.id: c for c in cells}
-    digests = Digests()
-
-    def take(cell_id: str, result: AttemptResult, used: bool) -> None:
-        """Keep what the record needs of the attempt, and let the attempt go."""
-        done = used and states.get(cell_id, CellState(status="queued")).status == "done"
-        digests.add(digest(sweep, by_id[cell_id], result, used, done))
-
-    read = _read(artifacts, sweep_id, cells, chosen, others, take)
+    digests = Digests(sweep, cells, states)  # each attempt kept as the record needs it
+    read = _read(artifacts, sweep_id, cells, chosen, others, digests.take)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     flagged: dict[tuple[str, int], list[str]] = {}  # computed once, for the checker too
     record = record_from(sweep_id, sweep, cells, states, digests.items, read.unreadable,

@@ -5,11 +5,12 @@ A measurement is made here without its flags: whether it overlapped another run 
 once every run of the sweep has been read (`judged`).
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from jobs.profiles.attribution import attribute
 from jobs.record.attempt_log import Tried
-from jobs.record.attempts import AttemptResult, HostFacts
+from jobs.record.attempts import AttemptResult, CellState, HostFacts
 from jobs.record.builds import build_time
 from jobs.record.fidelity import HostRun, RunIndex, flags, host_runs
 from jobs.record.parts import BuildTime, GroupProfile, Measurement
@@ -59,11 +60,14 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
 def judged(m: Measurement, mine: HostRun, runs: RunIndex) -> Measurement:
     """The measurement with its flags: its conditions, and every run it may have shared its
     host with (`mine` is its own)."""
-    conditions = RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
-                               wall_s=m.wall_s, gpu_before=m.gpu_before,
-                               gpu_after=m.gpu_after, gpu_start=m.gpu_start,
-                               other_sweep=m.other_sweep)
-    return m.model_copy(update={"flags": flags(mine, m.gate, runs, conditions)})
+    return m.model_copy(update={"flags": flags(mine, m.gate, runs, conditions(m))})
+
+
+def conditions(m: Measurement) -> RunConditions:
+    """The readings around a measured run that its own flags are judged on."""
+    return RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
+                         wall_s=m.wall_s, gpu_before=m.gpu_before, gpu_after=m.gpu_after,
+                         gpu_start=m.gpu_start, other_sweep=m.other_sweep)
 
 
 def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measurement | None:
@@ -102,14 +106,22 @@ def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | 
 
 
 class Digests:
-    """The digests of a record's attempts, as they are read, holding no more than the record
+    """The digests of a sweep's attempts, as they are read, holding no more than the record
     needs: one HostFacts per distinct host (each attempt names its own copy), and a reused
     build only where no attempt before it named that build (`build_times` lists no other)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sweep: Sweep, cells: Sequence[Cell],
+                 states: Mapping[str, CellState]) -> None:
         self.items: list[Digest] = []
+        self._sweep, self._cells, self._states = sweep, {c.id: c for c in cells}, states
         self._hosts: dict[HostFacts, HostFacts] = {}
         self._builds: set[tuple[str, str, str]] = set()
+
+    def take(self, cell_id: str, result: AttemptResult, used: bool) -> None:
+        """An attempt read for `cell_id`; `used`: the one its cell's state names."""
+        state = self._states.get(cell_id)
+        done = used and state is not None and state.status == "done"
+        self.add(digest(self._sweep, self._cells[cell_id], result, used, done))
 
     def add(self, d: Digest) -> None:
         b = d.build

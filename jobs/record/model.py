@@ -9,7 +9,8 @@ from jobs.profiles.attribution import with_idle
 from jobs.record.attempt_log import AttemptEntry, attempt_history, order_notes
 from jobs.record.attempts import AttemptResult, CellState, HostFacts
 from jobs.record.builds import build_times
-from jobs.record.digest import Digest, Digests, digest, judged
+from jobs.record.digest import Digest, Digests, judged
+from jobs.record.digest import conditions as conditions  # re-exported: check.py reads it here
 from jobs.record.fidelity import HostRun, RunIndex
 from jobs.record.parts import (
     ArmRow,
@@ -21,7 +22,7 @@ from jobs.record.parts import (
     Missing,
     Skipped,
 )
-from jobs.record.run_flags import Flagged, RunConditions, host_sentence
+from jobs.record.run_flags import Flagged, host_sentence
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.statistics.adaptive import Repeats, walk
@@ -92,13 +93,11 @@ def build_record(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping
     when given, receives each measurement's flags by (cell, attempt), so the checker run in
     the same process need not compute them again (`check_record`).
     """
-    by_id = {c.id: c for c in cells}
-    done = {c for c, s in states.items() if s.status == "done"}
-    digests = Digests()
+    digests = Digests(sweep, cells, states)
     for cell_id, r in results.items():
-        digests.add(digest(sweep, by_id[cell_id], r, True, cell_id in done))
+        digests.take(cell_id, r, True)
     for r in earlier:
-        digests.add(digest(sweep, by_id[r.cell_id], r, False, False))
+        digests.take(r.cell_id, r, False)
     return record_from(sweep_id, sweep, cells, states, digests.items, unreadable, created,
                        resolved, flagged)
 
@@ -169,13 +168,6 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
 def record_host_sentence(groups: Sequence[Group]) -> str:
     ms = [m for g in groups for m in g.measurements]
     return host_sentence([Flagged(cell_id=m.cell_id, flags=m.flags) for m in ms], len(ms))
-
-
-def conditions(m: Measurement) -> RunConditions:
-    """The readings around a measured run that its own flags are judged on."""
-    return RunConditions(load1_before=m.load1_before, load1_after=m.load1_after,
-                         wall_s=m.wall_s, gpu_before=m.gpu_before, gpu_after=m.gpu_after,
-                         gpu_start=m.gpu_start, other_sweep=m.other_sweep)
 
 
 def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:

@@ -19,7 +19,7 @@ def built(cell: Cell, decode: float, cached: bool) -> AttemptResult:
 def test_one_host_and_one_entry_per_build_are_kept(small: tuple[Sweep, list[Cell]]) -> None:
     sweep, cells = small
     results = [built(c, 20.0 + i, cached=i > 0) for i, c in enumerate(cells)]
-    kept = Digests()
+    kept = Digests(sweep, cells, {})
     for cell, r in zip(cells, results, strict=True):
         # each attempt's host facts are its own object, equal to the others'
         kept.add(digest(sweep, cell, r.model_copy(update={"host": r.host.model_copy()}),
@@ -35,9 +35,9 @@ def test_the_record_from_digests_is_the_record_from_the_attempts(
     sweep, cells = small
     results = {c.id: built(c, 20.0 + i, cached=i % 2 == 1) for i, c in enumerate(cells)}
     states = {c.id: CellState(status="done", attempt=1) for c in cells}
-    kept = Digests()
+    kept = Digests(sweep, cells, states)
     for c in cells:
-        kept.add(digest(sweep, c, results[c.id], True, True))
+        kept.take(c.id, results[c.id], True)
     flagged: dict[tuple[str, int], list[str]] = {}
     streamed = record_from("s1", sweep, cells, states, kept.items, {}, "now", None, flagged)
     assert streamed == build_record("s1", sweep, cells, states, results, {}, "now")
@@ -49,7 +49,7 @@ def test_the_record_from_digests_is_the_record_from_the_attempts(
 def test_an_attempt_naming_another_cell_measures_neither(small: tuple[Sweep, list[Cell]]
                                                          ) -> None:
     sweep, cells = small
-    x, y = cells[0], cells[1]
+    y, x = cells[0], cells[1]  # x read after y: its digest must not take y's place
     results = {c.id: result(c, 20.0) for c in cells}
     results[x.id] = result(y, 99.0)  # x's folder holds a result.json that names y
     states = {c.id: CellState(status="done", attempt=1) for c in cells}
