@@ -24,7 +24,8 @@ from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
-from jobs.views.markdown import render
+from jobs.views.markdown import pieces as markdown_pieces
+from jobs.views.record_json import json_pieces
 from runner.reparse import raw_problems
 from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
 from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
@@ -74,7 +75,7 @@ def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
 def gather_stored(artifacts: ArtifactStore, sweep_id: str) -> Record:
     """The sweep's record from the artifact store alone (Redis lost, or never reachable):
     its spec from sweep.json, each cell's outcome from the attempt the store marks accepted."""
-    stored = read_sweep_file(artifacts, sweep_id)
+    stored = read_sweep_file(artifacts, sweep_id, envelopes=False)
     return _assemble(artifacts, sweep_id, stored.sweep, stored.cells,
                      stored_states(artifacts, sweep_id, stored.cells), stored.resolved)
 
@@ -107,7 +108,7 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     """
     store = open_store(where)
     try:
-        stored = read_sweep_file(store, record.sweep_id)
+        stored = read_sweep_file(store, record.sweep_id, envelopes=False)
     except UserError as error:
         return [str(error)]
     problems = _unread_attempts(store, record, stored.cells)
@@ -151,10 +152,9 @@ def write(record: Record, out: Path) -> Written:
     for name, pieces in raw_parts(record).items():
         _atomic(data / name, pieces)
     json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
-    # Bytes straight from the model's serialiser: no text copy of a record of 100,000 cells.
-    _atomic(json_path, Record.__pydantic_serializer__.to_json(record, indent=1))
+    _atomic(json_path, json_pieces(record))
     links = {title: path.name for title, (path, _) in plots.items()}
-    _atomic(md_path, render(record, links, data.relative_to(out).as_posix()).encode())
+    _atomic(md_path, markdown_pieces(record, links, data.relative_to(out).as_posix()))
     return Written(record, md_path, json_path, [p for p, _ in plots.values()], data)
 
 
@@ -250,12 +250,14 @@ def recorded_states(record: Record, results: dict[str, AttemptResult]
     return states
 
 
-def _atomic(path: Path, data: bytes | Iterable[str]) -> None:
-    """Write whole or not at all; text pieces are written as they come."""
+def _atomic(path: Path, data: bytes | Iterable[str | bytes]) -> None:
+    """Write whole or not at all; pieces (text or bytes) are written as they come."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     if isinstance(data, bytes):
         temp.write_bytes(data)
-    else:
-        with temp.open("w", encoding="utf-8", newline="") as f:
-            f.writelines(data)
+        os.replace(temp, path)
+        return
+    with temp.open("wb") as f:
+        for piece in data:
+            f.write(piece if isinstance(piece, bytes) else piece.encode())
     os.replace(temp, path)

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from jobs.record.parts import Measurement
 from jobs.spec.cells import Cell
-from jobs.strict import Strict
+from jobs.strict import Lean
 
 
-class AttemptEntry(Strict):
+class AttemptEntry(Lean):
     cell_id: str
     attempt: int
     worker: str

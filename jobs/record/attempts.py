@@ -10,7 +10,7 @@ from jobs.record.states import CellState as CellState
 from jobs.record.states import CellStatus as CellStatus
 from jobs.record.states import Phase as Phase
 from jobs.spec.envelope import PROTOCOL
-from jobs.strict import Strict
+from jobs.strict import Lean, Strict
 
 
 class HostFacts(Strict):
@@ -34,7 +34,7 @@ class HostFacts(Strict):
     testbed: str | None = None
 
 
-class Gate(Strict):
+class Gate(Lean):
     """The idle gate's reading before a group's first run, or before a run after a gap.
 
     The gate waits while load1 (read twice) is at or above `threshold`, or a GPU is busy, for

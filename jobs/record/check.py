@@ -11,6 +11,7 @@ record with one rebuilt from its artifacts (`benchfleet check --artifacts`).
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 from jobs.profiles.attribution import UNCLASSIFIED
 from jobs.record.check_split import split_problems
@@ -293,8 +294,7 @@ def _recomputed(r: Record, q: Question) -> list[str]:
     return problems
 
 
-def _key(run: HostRun) -> tuple[object, ...]:
-    return tuple(getattr(run, name) for name in HostRun.model_fields)
+_key = attrgetter(*HostRun.model_fields)  # a run's every field, as a tuple
 
 
 def _same(a: object, b: object) -> bool:

@@ -60,7 +60,7 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
 def judged(m: Measurement, mine: HostRun, runs: RunIndex) -> Measurement:
     """The measurement with its flags: its conditions, and every run it may have shared its
     host with (`mine` is its own)."""
-    return m.model_copy(update={"flags": flags(mine, m.gate, runs, conditions(m))})
+    return m.copy_with(flags=flags(mine, m.gate, runs, conditions(m)))
 
 
 def conditions(m: Measurement) -> RunConditions:

@@ -13,7 +13,7 @@ a GPU that changed.
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from jobs.strict import Strict
+from jobs.strict import Lean, Strict
 
 # Just before a run, utilisation flags only above this. NVML's utilisation is the share of its
 # last sample period (up to 1 s) with a kernel running, so a run that starts right after the
@@ -54,7 +54,7 @@ class GpuState(Strict):
     processes: list[int] = []
 
 
-class GpuReading(Strict):
+class GpuReading(Lean):
     """Every GPU of the host at one moment, and where the values came from."""
 
     source: Literal["nvml", "nvidia-smi"]

@@ -7,10 +7,10 @@ from jobs.record.gpu_state import GpuReading
 from jobs.statistics.adaptive import Repeats
 from jobs.statistics.headline import Comparison
 from jobs.statistics.spans import Ratio, Span
-from jobs.strict import Strict
+from jobs.strict import Lean, Strict
 
 
-class Measurement(Strict):
+class Measurement(Lean):
     cell_id: str
     arm: str
     repeat: int
@@ -55,7 +55,7 @@ class Measurement(Strict):
     other_sweep: str | None = None
 
 
-class ArmRow(Strict):
+class ArmRow(Lean):
     arm: str
     baseline: bool
     n: int
@@ -110,7 +110,7 @@ class Group(Strict):
         return next((r for r in self.rows if r.arm == arm), None)
 
 
-class Missing(Strict):
+class Missing(Lean):
     cell_id: str
     kind: str
     commit: str
@@ -122,7 +122,7 @@ class Missing(Strict):
     reason: str
 
 
-class Skipped(Strict):
+class Skipped(Lean):
     """An adaptive repeat the rule did not need: every comparison was decided before it."""
 
     cell_id: str
@@ -134,7 +134,7 @@ class Skipped(Strict):
     reason: str
 
 
-class Evidence(Strict):
+class Evidence(Lean):
     """An attempt the record read, by the sha256 of its result and its manifest."""
 
     cell_id: str

@@ -16,7 +16,7 @@ from typing import Literal
 
 from jobs.statistics import exact
 from jobs.statistics.spans import Ratio, Span
-from jobs.strict import Strict
+from jobs.strict import Lean
 
 # The rank test says "different" at p <= ALPHA.
 ALPHA = 0.05
@@ -36,7 +36,7 @@ Headline = Literal["differs", "overlap", "undecided"]
 Word = Literal["faster", "slower", "same", "not significant", "not yet known"]
 
 
-class RankTest(Strict):
+class RankTest(Lean):
     """Mann-Whitney U and Kolmogorov-Smirnov, two-sided; the answer reads the smaller p.
 
     Mann-Whitney misses a change in spread, Kolmogorov-Smirnov a shift between tied values:
@@ -51,7 +51,7 @@ class RankTest(Strict):
     answer: RankAnswer
 
 
-class Comparison(Strict):
+class Comparison(Lean):
     """One arm against the baseline on one metric, with everything its answer rests on."""
 
     metric: str

@@ -6,10 +6,10 @@ rule's (jobs/statistics/headline.py), never a ratio's alone.
 
 from collections.abc import Sequence
 
-from jobs.strict import Strict
+from jobs.strict import Lean
 
 
-class Span(Strict):
+class Span(Lean):
     n: int
     mean: float
     min: float
@@ -26,7 +26,7 @@ class Span(Strict):
         return self.min <= other.max and other.min <= self.max
 
 
-class Ratio(Strict):
+class Ratio(Lean):
     """arm / baseline: the ratio of means, and the widest ratio the two ranges allow."""
 
     mean: float

@@ -1,5 +1,7 @@
 """The record as Markdown, laid out like mlxcel's docs/benchmark_results pages."""
 
+from collections.abc import Iterator
+
 from jobs.parsers.readings import PathCounts
 from jobs.record.model import Record
 from jobs.record.parts import Group, Measurement
@@ -11,15 +13,30 @@ from jobs.views.timeline import timeline_rows
 
 def render(record: Record, plots: dict[str, str] | None = None, data: str | None = None) -> str:
     """`plots` maps a plot's title to its file; `data` is the raw-data folder, relative."""
-    parts = [_check(record), _opening(record, data), _metadata(record)]
+    return "".join(pieces(record, plots, data))
+
+
+def pieces(record: Record, plots: dict[str, str] | None = None, data: str | None = None
+           ) -> Iterator[str]:
+    """`render`'s text, section by section and group by group, as it is written: a record
+    of 100,000 cells is not also held as one Markdown string."""
+    first = True
+    for part in _parts(record, plots or {}, data):
+        if part:
+            yield part if first else "\n" + part
+            first = False
+
+
+def _parts(record: Record, plots: dict[str, str], data: str | None) -> Iterator[str]:
+    yield from (_check(record), _opening(record, data), _metadata(record))
     if record.answer:
-        parts += [answer_text(record.answer)]
-    parts += [_method(record), _idleness(record)]
+        yield answer_text(record.answer)
+    yield from (_method(record), _idleness(record))
     names = {sha: name for name, shas in record.commits.items() for sha in shas}
-    parts += [_group(g, names) + (_profile(g) if g.profile else "") for g in record.groups]
-    parts += [_plots(record, plots or {}), _missing(record), _skipped(record), _history(record),
-              notes_section(record), _measurements(record), _hosts(record)]
-    return "\n".join(p for p in parts if p)
+    for g in record.groups:
+        yield _group(g, names) + (_profile(g) if g.profile else "")
+    yield from (_plots(record, plots), _missing(record), _skipped(record), _history(record),
+                notes_section(record), _measurements(record), _hosts(record))
 
 
 def _check(r: Record) -> str:

@@ -32,6 +32,8 @@ class ArtifactStore(Protocol):
         """A JSON file beside the attempts (sweep.json, accepted markers), replaced whole."""
     def get_json(self, relative: str) -> object | None:
         """A JSON file beside the attempts, or None when the store has none."""
+    def get_bytes(self, relative: str) -> bytes | None:
+        """A file beside the attempts as bytes, or None when the store has none."""
 
 
 

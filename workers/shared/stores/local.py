@@ -78,7 +78,8 @@ class LocalStore:
 
     def read_result(self, sweep_id: str, cell_id: str, attempt: int
                     ) -> tuple[bytes | None, bytes]:
-        folder = os.fspath(self._dir(sweep_id, cell_id, attempt))
+        # strings: pathlib's parsing of three parts cost 15 µs an attempt
+        folder = os.path.join(self.root, sweep_id, cell_id, f"attempt-{attempt}")
         try:
             with open(os.path.join(folder, MANIFEST), "rb") as f:
                 raw = f.read()
@@ -122,8 +123,12 @@ class LocalStore:
         _write_atomic(target, json.dumps(data, separators=(",", ":")))  # `jq .` reads it
 
     def get_json(self, relative: str) -> object | None:
+        data = self.get_bytes(relative)
+        return None if data is None else json.loads(data)
+
+    def get_bytes(self, relative: str) -> bytes | None:
         try:
-            return json.loads((self.root / relative).read_bytes())
+            return (self.root / relative).read_bytes()
         except FileNotFoundError:
             return None
 

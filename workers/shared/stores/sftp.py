@@ -176,13 +176,17 @@ class SftpStore:
             self.put_file(local, relative)
 
     def get_json(self, relative: str) -> object | None:
+        data = self.get_bytes(relative)
+        return None if data is None else json.loads(data)
+
+    def get_bytes(self, relative: str) -> bytes | None:
         with tempfile.TemporaryDirectory() as tmp:
             local = Path(tmp) / "data.json"
             try:
                 self.get_file(relative, local)
             except FileNotFoundError:
                 return None
-            return json.loads(local.read_text())
+            return local.read_bytes()
 
     # The connection, and the event loop it lives in between calls
 

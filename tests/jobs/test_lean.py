@@ -1,0 +1,59 @@
+"""Models a record holds per cell share what pydantic would keep once per instance: the set
+of fields they were given, and a cell's steps. Sharing must change no value, no equality and
+no JSON."""
+
+from jobs.record.fidelity import HostRun
+from jobs.spec.cells import Cell, Step, expand
+from jobs.spec.specfile import load
+from jobs.spec.sweep import Sweep
+from tests.support.samples import SWEEP
+
+
+def _run(cell: str, role: str = "measure") -> HostRun:
+    return HostRun(hostname="h", worker="w", cell_id=cell, attempt=1, role=role,
+                   started="2026-12-04T10:00:00+00:00", ended="2026-12-04T10:00:03+00:00",
+                   host_lease=True)
+
+
+def test_instances_given_the_same_fields_share_one_set_of_them() -> None:
+    a, b = _run("c1"), _run("c2", "build")
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+    assert a.model_fields_set == set(HostRun.model_fields)
+
+
+def test_a_copy_with_new_values_shares_it_too_and_changes_only_those() -> None:
+    a = _run("c1")
+    b = a.copy_with(role="build")
+    assert b.__pydantic_fields_set__ is a.__pydantic_fields_set__
+    assert (b.role, a.role) == ("build", "measure")
+    assert b.model_dump() == {**a.model_dump(), "role": "build"}
+
+
+def test_instances_given_other_fields_keep_their_own_set() -> None:
+    given = Step(recipe="r")
+    full = Step(recipe="r", params={}, env={})
+    assert given.model_fields_set == {"recipe"}
+    assert full.model_fields_set == {"recipe", "params", "env"}
+    assert given == full
+
+
+def test_cells_read_back_hold_one_object_per_distinct_step() -> None:
+    cells = expand(load(Sweep, SWEEP, "s.yaml")[0])
+    read = [Cell.model_validate_json(c.model_dump_json()) for c in cells]
+    assert read == cells
+    steps = [s for c in read for s in (c.build, c.run)]
+    distinct = {s.model_dump_json() for s in steps}
+    assert len({id(s) for s in steps}) == len(distinct) < len(steps) // 4
+
+
+def test_steps_share_only_when_equal_in_value_and_type() -> None:
+    def cell(step: Step) -> Cell:
+        base = expand(load(Sweep, SWEEP, "s.yaml")[0])[0]
+        return base.model_copy(update={"run": step})
+
+    one = Cell.model_validate(cell(Step(recipe="r", params={"x": 1})).model_dump())
+    true = Cell.model_validate(cell(Step(recipe="r", params={"x": True})).model_dump())
+    env = Cell.model_validate(cell(Step(recipe="r", params={"x": 1}, env={"A": "1"}))
+                              .model_dump())
+    assert one.run.params["x"] is not True and true.run.params["x"] is True
+    assert one.run is not env.run and env.run.env == {"A": "1"}
