@@ -257,7 +257,11 @@ def _atomic(path: Path, data: bytes | Iterable[str | bytes]) -> None:
         temp.write_bytes(data)
         os.replace(temp, path)
         return
-    with temp.open("wb") as f:
-        for piece in data:
-            f.write(piece if isinstance(piece, bytes) else piece.encode())
+    try:
+        with temp.open("wb") as f:
+            for piece in data:
+                f.write(piece if isinstance(piece, bytes) else piece.encode())
+    except BaseException:  # pieces are made as they are written: one may fail half-way
+        temp.unlink(missing_ok=True)
+        raise
     os.replace(temp, path)

@@ -51,7 +51,8 @@ def read_sweep_file(store: ArtifactStore, sweep_id: str, envelopes: bool = True)
         raise UserError(f"the artifact store has no {where}: is it the store that sweep "
                         f"{sweep_id} wrote to?")
     try:  # from the bytes: no tree of dicts first, and short strings read once (pydantic's cache)
-        content = SweepFile.model_validate_json(data)
+        # less a BOM a hand edit may add, which json.loads took
+        content = SweepFile.model_validate_json(data.removeprefix(b"\xef\xbb\xbf"))
     except ValidationError as error:
         raise UserError(f"{where} is not a sweep file: {error.errors()[0]['msg']}") from None
     if not envelopes:

@@ -32,8 +32,9 @@ _STEPS_KEPT = 4096  # a worker's process lives long: bounded
 
 
 def _one_of_each(step: Step) -> Step:
-    key = (step.recipe, *((k, type(v), v) for k, v in step.params.items()), None,
-           *step.env.items())  # the type too: True, 1 and 1.0 are equal keys
+    # Values by their repr: True, 1 and 1.0 (and 0.0 and -0.0) are equal, but not the same.
+    key = (step.recipe, *((k, repr(v)) for k, v in step.params.items()), None,
+           *step.env.items())
     if len(_STEPS) >= _STEPS_KEPT:
         _STEPS.clear()
     return _STEPS.setdefault(key, step)

@@ -55,5 +55,16 @@ def test_steps_share_only_when_equal_in_value_and_type() -> None:
     true = Cell.model_validate(cell(Step(recipe="r", params={"x": True})).model_dump())
     env = Cell.model_validate(cell(Step(recipe="r", params={"x": 1}, env={"A": "1"}))
                               .model_dump())
+    zero = Cell.model_validate(cell(Step(recipe="r", params={"x": 0.0})).model_dump())
+    minus = Cell.model_validate(cell(Step(recipe="r", params={"x": -0.0})).model_dump())
     assert one.run.params["x"] is not True and true.run.params["x"] is True
     assert one.run is not env.run and env.run.env == {"A": "1"}
+    assert str(minus.run.params["x"]) == "-0.0" and str(zero.run.params["x"]) == "0.0"
+
+
+def test_a_set_given_to_model_construct_stays_the_callers() -> None:
+    given = {"recipe"}
+    step = Step.model_construct(_fields_set=given, recipe="r")
+    given.add("env")
+    assert step.model_fields_set == {"recipe"}
+    assert Step(recipe="q").model_fields_set == {"recipe"}

@@ -1,6 +1,7 @@
 """sweep.json read back: whole for a restore, without the signed envelopes for a record, and
 one sentence for a file that is not one."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from jobs.errors import UserError
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
+from runner.records import _atomic
 from runner.sweep_file import SWEEP_FILE_PROTOCOL, SweepFile, read_sweep_file, write_sweep_file
 from workers.shared.stores.local import LocalStore
 
@@ -30,6 +32,14 @@ def test_a_restore_reads_the_envelopes_and_a_record_goes_without(
     assert lean.sweep == whole.sweep
 
 
+def test_a_byte_order_mark_is_read_past(small: tuple[Sweep, list[Cell]],
+                                        tmp_path: Path) -> None:
+    store = _stored(small, tmp_path)
+    path = tmp_path / "store" / "s1" / "sweep.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert read_sweep_file(store, "s1").cells == small[1]
+
+
 @pytest.mark.parametrize(("content", "said"), [
     (b"{not json", "is not a sweep file: Invalid JSON"),
     (b'{"protocol": 1}', "is not a sweep file: Field required"),
@@ -40,3 +50,13 @@ def test_a_file_that_is_not_a_sweep_file_is_one_sentence(
     (tmp_path / "store" / "s1" / "sweep.json").write_bytes(content)
     with pytest.raises(UserError, match=said):
         read_sweep_file(store, "s1")
+
+
+def test_a_record_written_in_pieces_leaves_nothing_when_a_piece_fails(tmp_path: Path) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b"{"
+        raise ValueError("a view failed")
+
+    with pytest.raises(ValueError, match="a view failed"):
+        _atomic(tmp_path / "r.json", pieces())
+    assert list(tmp_path.iterdir()) == []

@@ -186,6 +186,8 @@ class SftpStore:
                 self.get_file(relative, local)
             except FileNotFoundError:
                 return None
+            except asyncssh.SFTPError as error:  # refused, say: an OSError, as a local read's
+                raise OSError(f"{self.origin}{self.root}/{relative}: {error.reason}") from None
             return local.read_bytes()
 
     # The connection, and the event loop it lives in between calls
