@@ -6,6 +6,7 @@ from jobs.record.fidelity import HostRun
 from jobs.spec.cells import Cell, Step, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
+from jobs.strict import Lean
 from tests.support.samples import SWEEP
 
 
@@ -62,9 +63,14 @@ def test_steps_share_only_when_equal_in_value_and_type() -> None:
     assert str(minus.run.params["x"]) == "-0.0" and str(zero.run.params["x"]) == "0.0"
 
 
+class _Probe(Lean):  # field names no other model has: its sets are registered here first
+    probe_a: str
+    probe_b: int = 0
+
+
 def test_a_set_given_to_model_construct_stays_the_callers() -> None:
-    given = {"recipe"}
-    step = Step.model_construct(_fields_set=given, recipe="r")
-    given.add("env")
-    assert step.model_fields_set == {"recipe"}
-    assert Step(recipe="q").model_fields_set == {"recipe"}
+    given = {"probe_a"}
+    made = _Probe.model_construct(_fields_set=given, probe_a="x")
+    given.add("probe_b")
+    assert made.model_fields_set == {"probe_a"}
+    assert _Probe(probe_a="y").model_fields_set == {"probe_a"}
