@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from jobs.errors import SpecError
+from jobs.spec import specfile
 from jobs.spec.cells import expand
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
@@ -71,3 +72,22 @@ def test_the_generator_reaches_both_outcomes(outcome: str) -> None:
     found = find(specs(), lambda text: _check(text, SHIPPED) == outcome,
                  settings=settings(max_examples=2000, deadline=None, database=None))
     assert _check(found, SHIPPED) == outcome
+
+
+def _outcome(text: str) -> object:
+    try:
+        return load(Sweep, text, "f.yaml")[0]
+    except SpecError as error:
+        return error.problems
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs())
+def test_libyaml_reads_every_file_as_the_pure_parser_does(text: str) -> None:
+    # The files are read with libyaml where PyYAML has it, for speed; what a user gets, a
+    # sweep or its sentences, must be the pure-Python parser's.
+    assert specfile._LOADER is yaml.CSafeLoader, "this PyYAML was built without libyaml"
+    fast = _outcome(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(specfile, "_LOADER", yaml.SafeLoader)
+        assert _outcome(text) == fast
