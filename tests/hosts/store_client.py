@@ -1,6 +1,6 @@
 """Artifact-store operations run on a namespace host, as a worker or the coordinator would run
-them: `python -m tests.hosts.store_client publish|read|read_result|attempts|put|get ...`, the
-store and its key from BENCHFLEET_* settings. Prints JSON; a store error exits 1 with its
+them: `python -m tests.hosts.store_client publish|read|read_result|exists|attempts|put|get ...`,
+the store and its key from BENCHFLEET_* settings. Prints JSON; a store error exits 1 with its
 sentence."""
 
 import json
@@ -33,6 +33,8 @@ def main(argv: list[str]) -> int:
             result, manifest = store.read_result(sweep, cell, int(attempt))
             print(json.dumps([result.decode() if result else None,
                               json.loads(manifest)["files"]["result.json"]["sha256"]]))
+        elif verb == "exists":
+            print(json.dumps(store.exists(args[0])))
         elif verb == "attempts":
             print(json.dumps(store.attempts(*args)))
         elif verb == "put":

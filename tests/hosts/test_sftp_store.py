@@ -96,6 +96,8 @@ def test_sweep_file_beside_the_attempts(on: Callable[[str], Client], store_lab: 
     got = on("worker")("get", "s2/sweep.json", str(tmp_path / "back.json"))
     assert json.loads(got.stdout) == hashlib.sha256(sweep.read_bytes()).hexdigest()
     assert json.loads((tmp_path / "back.json").read_text()) == {"version": "second"}
+    assert json.loads(on("worker")("exists", "s2/sweep.json").stdout) is True
+    assert json.loads(on("worker")("exists", "s9/sweep.json").stdout) is False
     assert sorted(p.name for p in (store_lab.hosts["store"].root / "a" / "s2").iterdir()) \
         == ["sweep.json"]
 

@@ -8,7 +8,15 @@ import pytest
 
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
-from runner.records import SWEEP_FILE_PROTOCOL, SweepFile, gather_stored, write_sweep_file
+from runner.records import (
+    SWEEP_FILE,
+    SWEEP_FILE_PROTOCOL,
+    SweepFile,
+    gather,
+    gather_stored,
+    write_sweep_file,
+)
+from tests.support.cells import Submitted
 from tests.support.records import result
 from workers.shared.stores import accept
 from workers.shared.stores.local import LocalStore
@@ -49,3 +57,21 @@ def test_each_attempt_is_listed_and_read_once(small: tuple[Sweep, list[Cell]], t
     assert set(read.values()) == {1} and len(read) == len(cells) + 1
     assert {(e.cell_id, e.attempt, e.used) for e in record.evidence if not e.used} == {
         (cells[0].id, 1, False)}
+
+
+def test_a_record_through_redis_only_asks_whether_the_sweep_file_is_there(
+        submitted: Submitted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(tmp_path / "store")
+    sweep_file = tmp_path / "store" / submitted.sweep_id / SWEEP_FILE
+    gather(submitted.store, store, submitted.sweep_id)  # a sweep older than the file
+    assert SweepFile.model_validate_json(sweep_file.read_bytes()).cells == submitted.cells
+    written = sweep_file.stat().st_mtime_ns
+
+    def unread(relative: str) -> None:
+        raise AssertionError(f"{relative} was read: 150 MB at 100,000 cells")
+
+    monkeypatch.setattr(store, "get_bytes", unread)
+    monkeypatch.setattr(store, "get_json", unread)
+    record = gather(submitted.store, store, submitted.sweep_id)
+    assert len(record.missing) == len(submitted.cells)
+    assert sweep_file.stat().st_mtime_ns == written

@@ -34,6 +34,8 @@ class ArtifactStore(Protocol):
         """A JSON file beside the attempts, or None when the store has none."""
     def get_bytes(self, relative: str) -> bytes | None:
         """A file beside the attempts as bytes, or None when the store has none."""
+    def exists(self, relative: str) -> bool:
+        """Whether the store holds a file beside the attempts (nothing of it read)."""
 
 
 

@@ -126,6 +126,9 @@ class LocalStore:
         data = self.get_bytes(relative)
         return None if data is None else json.loads(data)
 
+    def exists(self, relative: str) -> bool:
+        return os.path.isfile(os.path.join(self.root, relative))
+
     def get_bytes(self, relative: str) -> bytes | None:
         try:
             return (self.root / relative).read_bytes()

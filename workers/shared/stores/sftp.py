@@ -179,6 +179,9 @@ class SftpStore:
         data = self.get_bytes(relative)
         return None if data is None else json.loads(data)
 
+    def exists(self, relative: str) -> bool:
+        return self._run(self._exists(posixpath.join(self.root, relative)))
+
     def get_bytes(self, relative: str) -> bytes | None:
         with tempfile.TemporaryDirectory() as tmp:
             local = Path(tmp) / "data.json"
