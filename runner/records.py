@@ -26,6 +26,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.views.markdown import pieces as markdown_pieces
 from jobs.views.record_json import json_pieces
+from runner.collector import give_back_freed
 from runner.reparse import raw_problems
 from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
 from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
@@ -63,6 +64,7 @@ class _Read:
 def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
     """The sweep's record from Redis's states and the store's attempts, checked."""
     sweep, cells, data = store.sweep(sweep_id)
+    give_back_freed()  # the cells' JSON, parsed and dropped
     resolved = json.loads(data.get("resolved", "{}"))
     # A sweep older than the file; only asked whether it is there: at 100,000 cells the
     # file is 150 MB, and parsing it took 3 s and 600 MB.
@@ -77,6 +79,7 @@ def gather_stored(artifacts: ArtifactStore, sweep_id: str) -> Record:
     """The sweep's record from the artifact store alone (Redis lost, or never reachable):
     its spec from sweep.json, each cell's outcome from the attempt the store marks accepted."""
     stored = read_sweep_file(artifacts, sweep_id, envelopes=False)
+    give_back_freed()  # the sweep file's JSON, parsed and dropped
     return _assemble(artifacts, sweep_id, stored.sweep, stored.cells,
                      stored_states(artifacts, sweep_id, stored.cells), stored.resolved)
 

@@ -66,3 +66,18 @@ def test_a_failure_with_an_empty_reason_is_still_the_reason(small: tuple[Sweep, 
     states = {cells[0].id: CellState(status="failed", attempt=1, reason="from the state")}
     r = build_record("s1", sweep, cells[:1], states, {cells[0].id: failed}, {}, "now")
     assert [m.reason for m in r.missing] == [""]
+
+
+def test_the_record_holds_each_measurement_once_and_judging_again_gives_the_same(
+        small: tuple[Sweep, list[Cell]]) -> None:
+    sweep, cells = small
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    kept = Digests(sweep, cells, states)
+    for i, c in enumerate(cells):
+        kept.take(c.id, result(c, 20.0 + i, lease=i % 2 == 0), True)  # half flagged
+    first = record_from("s1", sweep, cells, states, kept.items, {}, "now")
+    held = [m for g in first.groups for m in g.measurements]
+    assert any(m.flags for m in held), "the sample must have flags to judge"
+    # one object per measurement: the digest's, judged (a copy held each twice)
+    assert sorted(map(id, held)) == sorted(id(d.measurement) for d in kept.items)
+    assert record_from("s1", sweep, cells, states, kept.items, {}, "now") == first
