@@ -9,7 +9,7 @@ slow commit measured four times is a spike, not a four-point segment.
 """
 
 from collections.abc import Sequence
-from statistics import fmean, pstdev
+from statistics import fmean, median, pstdev
 
 from otava.analysis import compute_change_points
 
@@ -60,8 +60,8 @@ def find_steps(values: Sequence[float], thresholds: Thresholds,
     dropped change point is taken out before the rest are judged again (weakest first, as
     Otava's merge does), so an outlier's cut next to a real step does not leave the step a
     one-point segment."""
-    points = [float(v) for v in values]
-    at = list(commits) if commits is not None else [str(i) for i in range(len(points))]
+    at = list(commits) if commits is not None else [str(i) for i in range(len(values))]
+    points = arranged([float(v) for v in values], at)
     if len(set(at)) < 2 * thresholds.min_segment:
         return []
     found, _ = compute_change_points(points, window_len=thresholds.window,
@@ -76,6 +76,27 @@ def find_steps(values: Sequence[float], thresholds: Thresholds,
         weakest = first_to_drop(failing)
         dropped.append(weakest)
         cuts.remove(weakest.index)
+
+
+def arranged(points: list[float], commits: list[str]) -> list[float]:
+    """Each commit's runs with the two nearest its median at its edges and the farthest in its
+    middle. A commit is one place, so the order of its runs means nothing to a step; but a run
+    slowed by something else, at the edge beside the next commit, reads to the fit as that
+    step's edge: a CI run's spike at its commit's last run hid the planted step after it
+    (Otava found the cut at the spike alone). In the middle it is a cut inside the commit."""
+    out, start = list(points), 0
+    while start < len(points):
+        end = start
+        while end < len(points) and commits[end] == commits[start]:
+            end += 1
+        runs = points[start:end]
+        mid = median(runs)
+        slots = [start + (i // 2 if i % 2 == 0 else len(runs) - 1 - i // 2)
+                 for i in range(len(runs))]  # outside in: first, last, second, ...
+        for slot, v in zip(slots, sorted(runs, key=lambda v: abs(v - mid)), strict=True):
+            out[slot] = v
+        start = end
+    return out
 
 
 def first_to_drop(failing: list[Step]) -> Step:

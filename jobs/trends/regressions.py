@@ -68,14 +68,21 @@ def tally(rows: Iterable[Listed]) -> dict[str, dict[str, int]]:
 
 
 def judge(metric: str, before: Sequence[float], after: Sequence[float],
-          floors: Sequence[float], capped: bool) -> tuple[State | None, Comparison | None, str]:
+          floors: Sequence[float], capped: bool, both_orders: bool
+          ) -> tuple[State | None, Comparison | None, str]:
     """The record's headline rule on the commit after the step against the one before (the
     baseline). The A/A floor is the before commit's, one per round, and their median: one
-    noisy round neither silences nor loosens the answer. None while more repeats may decide."""
+    noisy round neither silences nor loosens the answer. None while more repeats may decide.
+
+    A difference decides only once both commits have run first (`both_orders`): a round runs
+    one commit's repeats, then the other's, so a drift in the host's load between the two
+    blocks reads as a step that round's own A/A arm, inside one block, cannot see."""
     c = compare(metric, after, before, median(floors) if floors else None)
     if c is None:
         return "not settled", None, "a commit has no measurement to compare"
     # Every reason starts with the comparison's word, as the record and `compare` print it.
+    if c.answer == "differs" and not both_orders:
+        return None, c, f"{c.word}: {c.reason}; the other order is still to run"
     if c.answer == "differs" and c.ratio.mean < 1:
         return "confirmed", c, f"{c.word} after the step: {c.reason}"
     if c.answer == "differs":

@@ -1,7 +1,8 @@
 """Confirm a candidate step before anyone is alerted: the commit after the step and the one
 before, on the same testbed, with an A/A arm, in rounds that alternate which commit runs first
-(interleaved), until the record's headline rule decides or the repeat cap stops it. A step
-spanning several commits that is confirmed is handed to bisect."""
+(interleaved), until the record's headline rule decides or the repeat cap stops it; a
+difference decides only once both orders have run. A step spanning several commits that is
+confirmed is handed to bisect."""
 
 from collections.abc import Callable
 
@@ -20,7 +21,7 @@ from workers.shared.state import Store
 from workers.shared.stores import open_store
 
 ROUND_N = 4  # per commit and arm in a round: 4 against 4 is the fewest that can pass α = 0.05
-MAX_ROUNDS = 3  # the cap: 12 against 12
+MAX_ROUNDS = 3  # the cap: 12 against 12; a difference decides from round 2, both orders run
 IDLE_S = 15.0
 _ATTRS = {"decode_tps": "decode_tps", "prefill_tps": "prefill_tps"}
 
@@ -52,7 +53,8 @@ def confirm(settings: Settings, c: Candidate, say: Callable[[str], None]) -> Ver
                 values.setdefault(commit, {}).setdefault(name, []).extend(got)
         state, comparison, reason = judge(
             c.metric, values.get(c.before, {}).get(arm, []),
-            values.get(c.commit, {}).get(arm, []), floors, capped=number == MAX_ROUNDS - 1)
+            values.get(c.commit, {}).get(arm, []), floors, capped=number == MAX_ROUNDS - 1,
+            both_orders=number >= 1)
         if state is not None:
             return Verdict(key=c.key, state=state, reason=reason, comparison=comparison,
                            sweeps=sweeps)
