@@ -66,7 +66,7 @@ def test_a_spike_among_one_commits_runs_does_not_cost_the_step_its_segment() -> 
     """The means of two CI runs that lost their step, each with one run of commit d slowed by
     hogs, the last of d's runs, beside the step at f. In the first the fit cut inside d (the
     stronger cut) and left the step a 2-commit segment; in the second (a quiet host: the spike
-    13x slower, the step 8x) Otava found the spike's cut alone. A commit's runs are placed
+    12 to 13x slower, the step 8x) Otava found the spike's cut alone. A commit's runs are placed
     with the outlier in its middle, away from its neighbours."""
     runs = (2, 2, 2, 3, 2, 2, 2, 2)
     commits = [c for c, count in zip("abcdefgh", runs, strict=True) for _ in range(count)]
