@@ -63,11 +63,11 @@ def test_a_step_is_at_the_first_point_of_its_commit_and_counts_commits() -> None
 
 
 def test_a_spike_among_one_commits_runs_does_not_cost_the_step_its_segment() -> None:
-    """The means of two CI runs that lost their step, each with one run of commit d slowed by
-    hogs, the last of d's runs, beside the step at f. In the first the fit cut inside d (the
-    stronger cut) and left the step a 2-commit segment; in the second (a quiet host: the spike
-    12 to 13x slower, the step 8x) Otava found the spike's cut alone. A commit's runs are placed
-    with the outlier in its middle, away from its neighbours."""
+    """The means of two runs of test_history_real that lost their step, each with one run of
+    commit d slowed by hogs, the last of d's runs, beside the step at f. In the first (CI) the
+    fit cut inside d (the stronger cut) and left the step a 2-commit segment; in the second (a
+    quiet host: the spike 12 to 13x slower, the step 8x) Otava found the spike's cut alone.
+    A commit's runs are placed with the outlier in its middle, away from its neighbours."""
     runs = (2, 2, 2, 3, 2, 2, 2, 2)
     commits = [c for c, count in zip("abcdefgh", runs, strict=True) for _ in range(count)]
     for values in ([411.7, 472.9, 280.1, 461.7, 357.2, 441.6, 418.1, 408.5, 38.7, 374.8, 437.6,
