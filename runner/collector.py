@@ -26,11 +26,12 @@ def paused_collector() -> Iterator[None]:
 
 
 def _trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library has none (macOS, musl)."""
+    """glibc's `malloc_trim`, or None where the C library has none (macOS, musl; Windows
+    cannot open the process's own library by None)."""
     try:
         libc = ctypes.CDLL(None)
         trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):
         return None
     return trim
 

@@ -39,7 +39,7 @@ class Thresholds(Strict):
 
 
 class Step(Strict):
-    index: int  # the first point after the step, in the points given
+    index: int  # the first point after the step (a step inside a commit: as `arranged`)
     before: float
     after: float
     change: float  # relative, signed: negative is slower (every metric is higher-better)
@@ -79,11 +79,13 @@ def find_steps(values: Sequence[float], thresholds: Thresholds,
 
 
 def arranged(points: list[float], commits: list[str]) -> list[float]:
-    """Each commit's runs with the two nearest its median at its edges and the farthest in its
-    middle. A commit is one place, so the order of its runs means nothing to a step; but a run
-    slowed by something else, at the edge beside the next commit, reads to the fit as that
-    step's edge: a CI run's spike at its commit's last run hid the planted step after it
-    (Otava found the cut at the spike alone). In the middle it is a cut inside the commit."""
+    """Each commit's points (one a sweep's mean for it) with the two nearest its median at its
+    edges and the farthest in its middle. A commit is one place, so the order of its points
+    means nothing to a step; but a point from a run slowed by something else, at the edge
+    beside the next commit, reads to the fit as that step's edge: a quiet run's spike, its
+    commit's last point, hid the planted step after it (Otava found the spike's cut alone).
+    In the middle it is a cut inside the commit. With two points there is no middle: both
+    are as near the median, and they stay as given."""
     out, start = list(points), 0
     while start < len(points):
         end = start

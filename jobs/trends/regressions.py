@@ -74,14 +74,15 @@ def judge(metric: str, before: Sequence[float], after: Sequence[float],
     baseline). The A/A floor is the before commit's, one per round, and their median: one
     noisy round neither silences nor loosens the answer. None while more repeats may decide.
 
-    A difference decides only once both commits have run first (`both_orders`): a round runs
-    one commit's repeats, then the other's, so a drift in the host's load between the two
-    blocks reads as a step that round's own A/A arm, inside one block, cannot see."""
+    Nothing is decided before both commits have run first (`both_orders`), unless the cap
+    stops it: a round runs one commit's repeats, then the other's, so a drift in the host's
+    load between the two blocks reads as a step, or hides one, and that round's own A/A arm,
+    inside one block, cannot see it."""
     c = compare(metric, after, before, median(floors) if floors else None)
     if c is None:
         return "not settled", None, "a commit has no measurement to compare"
     # Every reason starts with the comparison's word, as the record and `compare` print it.
-    if c.answer == "differs" and not both_orders:
+    if not both_orders and not capped:
         return None, c, f"{c.word}: {c.reason}; the other order is still to run"
     if c.answer == "differs" and c.ratio.mean < 1:
         return "confirmed", c, f"{c.word} after the step: {c.reason}"

@@ -1,7 +1,7 @@
 """Confirm a candidate step before anyone is alerted: the commit after the step and the one
 before, on the same testbed, with an A/A arm, in rounds that alternate which commit runs first
-(interleaved), until the record's headline rule decides or the repeat cap stops it; a
-difference decides only once both orders have run. A step spanning several commits that is
+(interleaved), until the record's headline rule decides or the repeat cap stops it; it
+decides nothing before both orders have run. A step spanning several commits that is
 confirmed is handed to bisect."""
 
 from collections.abc import Callable
@@ -21,7 +21,7 @@ from workers.shared.state import Store
 from workers.shared.stores import open_store
 
 ROUND_N = 4  # per commit and arm in a round: 4 against 4 is the fewest that can pass α = 0.05
-MAX_ROUNDS = 3  # the cap: 12 against 12; a difference decides from round 2, both orders run
+MAX_ROUNDS = 3  # the cap: 12 against 12; a verdict from round 2, both orders run
 IDLE_S = 15.0
 _ATTRS = {"decode_tps": "decode_tps", "prefill_tps": "prefill_tps"}
 

@@ -98,6 +98,7 @@ def test_sweep_file_beside_the_attempts(on: Callable[[str], Client], store_lab: 
     assert json.loads((tmp_path / "back.json").read_text()) == {"version": "second"}
     assert json.loads(on("worker")("exists", "s2/sweep.json").stdout) is True
     assert json.loads(on("worker")("exists", "s9/sweep.json").stdout) is False
+    assert json.loads(on("worker")("exists", "s2").stdout) is False  # a folder, not a file
     assert sorted(p.name for p in (store_lab.hosts["store"].root / "a" / "s2").iterdir()) \
         == ["sweep.json"]
 

@@ -75,3 +75,10 @@ def test_a_record_through_redis_only_asks_whether_the_sweep_file_is_there(
     record = gather(submitted.store, store, submitted.sweep_id)
     assert len(record.missing) == len(submitted.cells)
     assert sweep_file.stat().st_mtime_ns == written
+
+
+def test_the_local_store_says_a_folder_is_not_a_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    store.put_json("s1/sweep.json", {"a": 1})
+    assert store.exists("s1/sweep.json") and not store.exists("s1") \
+        and not store.exists("s2/sweep.json")

@@ -56,6 +56,9 @@ def test_the_headline_rule_judges_a_confirmation() -> None:
     state, _, why = judge("decode_tps", after, before, aa, capped=False, both_orders=False)
     assert state is None
     state, _, why = judge("decode_tps", before, [100.1, 99.0, 101.2, 100.0], aa,
+                          capped=False, both_orders=False)  # overlap: a drift may hide a step
+    assert state is None and why.endswith("the other order is still to run")
+    state, _, why = judge("decode_tps", before, [100.1, 99.0, 101.2, 100.0], aa,
                           capped=False, both_orders=True)
     assert state == "not confirmed" and why == "not significant: the ranges overlap"
     # Apart, but 3 against 3 cannot reach α: more rounds, until the cap says "not settled".

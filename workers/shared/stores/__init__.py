@@ -35,7 +35,8 @@ class ArtifactStore(Protocol):
     def get_bytes(self, relative: str) -> bytes | None:
         """A file beside the attempts as bytes, or None when the store has none."""
     def exists(self, relative: str) -> bool:
-        """Whether the store holds a file beside the attempts (nothing of it read)."""
+        """Whether the store holds a regular file there, beside the attempts (nothing of it
+        read; a folder of that name is not one)."""
 
 
 

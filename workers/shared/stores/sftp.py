@@ -180,7 +180,10 @@ class SftpStore:
         return None if data is None else json.loads(data)
 
     def exists(self, relative: str) -> bool:
-        return self._run(self._exists(posixpath.join(self.root, relative)))
+        try:  # a regular file, as the local store's; refused, an OSError, as get_bytes's
+            return self._run(self._isfile(posixpath.join(self.root, relative)))
+        except asyncssh.SFTPError as error:
+            raise OSError(f"{self.origin}{self.root}/{relative}: {error.reason}") from None
 
     def get_bytes(self, relative: str) -> bytes | None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -268,6 +271,10 @@ class SftpStore:
     async def _exists(self, path: str) -> bool:
         sftp = await self._client()
         return bool(await sftp.exists(path))
+
+    async def _isfile(self, path: str) -> bool:
+        sftp = await self._client()
+        return bool(await sftp.isfile(path))
 
     async def _listdir(self, folder: str) -> list[str]:
         sftp = await self._client()
