@@ -16,7 +16,8 @@ def test_a_manifest_inside_its_attempt_passes() -> None:
     confined({"result.json": "x", "out/decode.dot": "y", "build/cargo.stdout.txt": "z"}, "a1")
 
 
-@pytest.mark.parametrize("name", ["/etc/passwd", "../other/result.json", "out/../../x", ".."])
+@pytest.mark.parametrize("name", ["/etc/passwd", "../other/result.json", "out/../../x", "..",
+                                  ".", ""])
 def test_a_name_outside_the_attempt_is_corrupt(name: str) -> None:
     with pytest.raises(CorruptArtifact, match="outside the attempt"):
         confined({name: "x"}, "s/c/attempt-1")

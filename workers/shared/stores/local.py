@@ -78,10 +78,11 @@ class LocalStore:
 
     def read_result(self, sweep_id: str, cell_id: str, attempt: int
                     ) -> tuple[bytes | None, bytes]:
-        # strings: pathlib's parsing of three parts cost 15 µs an attempt
-        folder = os.path.join(self.root, sweep_id, cell_id, f"attempt-{attempt}")
+        # strings: pathlib's parsing of three parts cost 15 µs an attempt, os.path.join 2 µs
+        # a part (the parts are plain names: the cell's are checked, the manifest's confined)
+        folder = f"{self.root}/{sweep_id}/{cell_id}/attempt-{attempt}"
         try:
-            with open(os.path.join(folder, MANIFEST), "rb") as f:
+            with open(f"{folder}/{MANIFEST}", "rb") as f:
                 raw = f.read()
             manifest = json.loads(raw)["files"]
         except (OSError, ValueError, KeyError) as error:
@@ -89,7 +90,7 @@ class LocalStore:
         confined(manifest, folder)
         result = None
         for name, entry in manifest.items():
-            path = os.path.join(folder, name)  # strings: pathlib's parsing cost more here
+            path = f"{folder}/{name}"
             try:
                 with open(path, "rb") as f:
                     if name == "result.json":
