@@ -58,7 +58,7 @@ def _within_limits(text: str, source: str) -> None:
     if len(text) > MAX_BYTES:
         raise SpecError([f"{source}:1: the file is {len(text):,} characters, more than "
                          f"{MAX_BYTES:,}; a sweep file is a page of YAML"])
-    for loader in (_loader(text), yaml.SafeLoader):
+    for loader in _loaders(text):
         try:
             _check_events(yaml.parse(text, Loader=loader), source)
             return
@@ -108,17 +108,24 @@ def _expanded(node: yaml.Node, seen: dict[int, int]) -> int:
     return total
 
 
-def _loader(text: str) -> type[yaml.SafeLoader] | type[yaml.CSafeLoader]:
-    return yaml.SafeLoader if "\t" in text else _LOADER
+Loader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+
+
+def _loaders(text: str) -> list[Loader]:
+    """The parsers to try, in order; the pure one last, whose sentence a user gets."""
+    return [yaml.SafeLoader] if "\t" in text or _LOADER is yaml.SafeLoader \
+        else [_LOADER, yaml.SafeLoader]
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:
+    *fast, pure = _loaders(text)
+    for loader in fast:
+        try:
+            return yaml.compose(text, Loader=loader)
+        except yaml.YAMLError:
+            pass  # the pure parser reads it again, for its sentence (libyaml's words differ)
     try:
-        return yaml.compose(text, Loader=_loader(text))
-    except yaml.YAMLError:
-        pass
-    try:  # the pure-Python parser again, for its sentence (libyaml's words differ)
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=pure)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark else 1

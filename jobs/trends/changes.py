@@ -9,6 +9,8 @@ slow commit measured four times is a spike, not a four-point segment.
 """
 
 from collections.abc import Sequence
+from itertools import groupby
+from operator import itemgetter
 from statistics import fmean, median, pstdev
 
 from otava.analysis import compute_change_points
@@ -86,18 +88,16 @@ def arranged(points: list[float], commits: list[str]) -> list[float]:
     commit's last point, hid the planted step after it (Otava found the spike's cut alone).
     In the middle it is a cut inside the commit. With two points there is no middle: both
     are as near the median, and they stay as given."""
-    out, start = list(points), 0
-    while start < len(points):
-        end = start
-        while end < len(points) and commits[end] == commits[start]:
-            end += 1
-        runs = points[start:end]
+    out: list[float] = []
+    for _, group in groupby(zip(commits, points, strict=True), key=itemgetter(0)):
+        runs = [v for _, v in group]
         mid = median(runs)
-        slots = [start + (i // 2 if i % 2 == 0 else len(runs) - 1 - i // 2)
+        slots = [i // 2 if i % 2 == 0 else len(runs) - 1 - i // 2
                  for i in range(len(runs))]  # outside in: first, last, second, ...
+        placed = [0.0] * len(runs)
         for slot, v in zip(slots, sorted(runs, key=lambda v: abs(v - mid)), strict=True):
-            out[slot] = v
-        start = end
+            placed[slot] = v
+        out += placed
     return out
 
 
