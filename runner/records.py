@@ -5,12 +5,14 @@ against the artifacts it was made from.
 `.json` and plots beside it, the raw data under `<out>/data/<id>/`.
 """
 
+import contextlib
 import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -24,9 +26,11 @@ from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
+from jobs.views import shown
 from jobs.views.markdown import pieces as markdown_pieces
 from jobs.views.record_json import json_pieces
 from runner.collector import give_back_freed
+from runner.forked import Forked
 from runner.reparse import raw_problems
 from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
 from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
@@ -134,10 +138,6 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
 
 
 def write(record: Record, out: Path) -> Written:
-    # Imported here, not at the top: the worker process imports the CLI, and matplotlib
-    # brings numpy, whose BLAS starts a thread pool in whatever process imports it.
-    from jobs.views.plots import decode_png, phases_png, prefill_png
-
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give -o a directory for the record")
     try:
@@ -145,21 +145,44 @@ def write(record: Record, out: Path) -> Written:
     except OSError as error:
         raise UserError(f"cannot create {out} ({error.strerror}); give -o a writable "
                         "directory") from None
-    made = {"decode tok/s per arm": (f"{record.sweep_id}.png", decode_png(record)),
-            "prefill tok/s per arm": (f"{record.sweep_id}-prefill.png", prefill_png(record)),
-            "per-token time by phase": (f"{record.sweep_id}-phases.png", phases_png(record))}
-    plots = {title: (out / name, png) for title, (name, png) in made.items() if png}
-    for path, png in plots.values():
-        _atomic(path, png)
-    data = out / "data" / record.sweep_id
-    data.mkdir(parents=True, exist_ok=True)
-    for name, pieces in raw_parts(record).items():
-        _atomic(data / name, pieces)
-    json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
-    _atomic(json_path, json_pieces(record))
-    links = {title: path.name for title, (path, _) in plots.items()}
+    # Each figure is drawn in a child while this process writes the data and the JSON; the
+    # Markdown, which links the figures that were made, comes last.
+    with contextlib.ExitStack() as children:
+        drawing = {title: (name, children.enter_context(Forked(partial(_figure, kind, record))))
+                   for title, (name, kind) in _FIGURES.items() if shown.anything(record, kind)}
+        data = out / "data" / record.sweep_id
+        data.mkdir(parents=True, exist_ok=True)
+        for name, pieces in raw_parts(record).items():
+            _atomic(data / name, pieces)
+        json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
+        _atomic(json_path, json_pieces(record))
+        plots = {}
+        for title, (name, child) in drawing.items():
+            png = child.result()
+            if png:
+                plots[title] = out / name.format(record.sweep_id)
+                _atomic(plots[title], png)
+    links = {title: path.name for title, path in plots.items()}
     _atomic(md_path, markdown_pieces(record, links, data.relative_to(out).as_posix()))
-    return Written(record, md_path, json_path, [p for p, _ in plots.values()], data)
+    return Written(record, md_path, json_path, list(plots.values()), data)
+
+
+# The record's figures: their titles (as the Markdown links them), file names and kinds.
+_FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
+            "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
+            "per-token time by phase": ("{}-phases.png", "phases")}
+
+
+def _figure(kind: str, record: Record) -> bytes | None:
+    # Imported here, where it is drawn: the worker process imports the CLI, and matplotlib
+    # brings numpy, whose BLAS starts a thread pool in whatever process imports it; and a
+    # record's own process need not import matplotlib at all when its figures are drawn in
+    # children (runner/forked.py).
+    from jobs.views import plots
+
+    draw = {"decode": plots.decode_png, "prefill": plots.prefill_png,
+            "phases": plots.phases_png}[kind]
+    return draw(record)
 
 
 def load(path: Path) -> Record:

@@ -18,6 +18,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from jobs.profiles.attribution import Attribution  # noqa: E402
 from jobs.record.model import Record  # noqa: E402
 from jobs.record.parts import ArmRow, Group  # noqa: E402
+from jobs.views import shown  # noqa: E402
 
 _COLS = 3
 _PANEL = (4.6, 3.8)  # inches per group panel
@@ -55,7 +56,7 @@ def prefill_png(record: Record) -> bytes | None:
 
 def metric_figure(record: Record, metric: str) -> Figure | None:
     """One panel per group on one y scale, from zero; None when nothing was measured."""
-    measured = [g for g in record.groups if any(getattr(r, f"{metric}_tps") for r in g.rows)]
+    measured = shown.measured(record, metric)
     if not measured:
         return None
     groups = measured[:MAX_PANELS]
@@ -207,8 +208,7 @@ def phases_figure(record: Record) -> Figure | None:
     several = len({g.commit for g in record.groups}) > 1
     timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else "")
               + ("\nbusy only (flagged)" if _flagged(g.profile.attribution) else ""),
-              g.profile.attribution) for g in record.groups
-             if g.profile and g.profile.attribution.timed][:MAX_PANELS * 2]
+              g.profile.attribution) for g in shown.timed(record) if g.profile][:MAX_PANELS * 2]
     if not timed:
         return None
     phases = [p for p in dict.fromkeys([*(p.phase for _, a in timed for p in a.phases), IDLE])
