@@ -26,9 +26,9 @@ from jobs.record.parts import Evidence
 from jobs.record.rawdata import parts as raw_parts
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
-from jobs.views import shown
 from jobs.views.markdown import pieces as markdown_pieces
 from jobs.views.record_json import json_pieces
+from jobs.views.shown import Shown, shown
 from runner.collector import give_back_freed
 from runner.forked import Forked
 from runner.reparse import raw_problems
@@ -147,9 +147,10 @@ def write(record: Record, out: Path) -> Written:
                         "directory") from None
     # Each figure is drawn in a child while this process writes the data and the JSON; the
     # Markdown, which links the figures that were made, comes last.
+    picked = {title: (name, shown(record, figure)) for title, (name, figure) in _FIGURES.items()}
     with contextlib.ExitStack() as children:
-        drawing = {title: (name, children.enter_context(Forked(partial(_figure, kind, record))))
-                   for title, (name, kind) in _FIGURES.items() if shown.anything(record, kind)}
+        drawing = {title: (name, children.enter_context(Forked(partial(_figure, what))))
+                   for title, (name, what) in picked.items() if what}
         data = out / "data" / record.sweep_id
         data.mkdir(parents=True, exist_ok=True)
         for name, pieces in raw_parts(record).items():
@@ -167,22 +168,20 @@ def write(record: Record, out: Path) -> Written:
     return Written(record, md_path, json_path, list(plots.values()), data)
 
 
-# The record's figures: their titles (as the Markdown links them), file names and kinds.
+# The record's figures: their titles (as the Markdown links them), file names and what each is.
 _FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
             "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
             "per-token time by phase": ("{}-phases.png", "phases")}
 
 
-def _figure(kind: str, record: Record) -> bytes | None:
+def _figure(what: Shown) -> bytes | None:
     # Imported here, where it is drawn: the worker process imports the CLI, and matplotlib
     # brings numpy, whose BLAS starts a thread pool in whatever process imports it; and a
     # record's own process need not import matplotlib at all when its figures are drawn in
     # children (runner/forked.py).
-    from jobs.views import plots
+    from jobs.views.plots import png
 
-    draw = {"decode": plots.decode_png, "prefill": plots.prefill_png,
-            "phases": plots.phases_png}[kind]
-    return draw(record)
+    return png(what)
 
 
 def load(path: Path) -> Record:

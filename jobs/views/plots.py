@@ -18,16 +18,13 @@ from matplotlib.lines import Line2D  # noqa: E402
 from jobs.profiles.attribution import Attribution  # noqa: E402
 from jobs.record.model import Record  # noqa: E402
 from jobs.record.parts import ArmRow, Group  # noqa: E402
-from jobs.views import shown  # noqa: E402
+from jobs.views.shown import Shown, shown  # noqa: E402
 
 _COLS = 3
 _PANEL = (4.6, 3.8)  # inches per group panel
 _DPI = 130  # with the font sizes below, readable at 100 % zoom
 _TEXT, _SMALL = 10, 9  # points: axis labels and titles; ticks, words and the legend
 MIN_POINTS = _SMALL  # no text smaller: at 130 dpi, 9 pt is 16 pixels high
-# More panels than a reader can look at in one figure cost time and say nothing: the figure
-# shows the first ones, names how many it leaves to the tables, and stays this size.
-MAX_PANELS = 12
 # Okabe and Ito's colour-blind-safe palette, without its yellow (too pale on white) and with
 # its vermillion last, so the first arms are never told apart by red against green alone.
 ARM_COLOURS = ("#0072B2", "#E69F00", "#CC79A7", "#56B4E9", "#009E73", "#D55E00")
@@ -45,21 +42,32 @@ IDLE_COLOUR = "#BBBBBB"
 
 
 def decode_png(record: Record) -> bytes | None:
-    fig = metric_figure(record, "decode")
-    return _png(fig) if fig else None
+    return png(shown(record, "decode"))
 
 
 def prefill_png(record: Record) -> bytes | None:
-    fig = metric_figure(record, "prefill")
-    return _png(fig) if fig else None
+    return png(shown(record, "prefill"))
+
+
+def phases_png(record: Record) -> bytes | None:
+    return png(shown(record, "phases"))
+
+
+def png(what: Shown | None) -> bytes | None:
+    """The figure `what` says, as PNG; None when it has nothing to draw."""
+    if what is None:
+        return None
+    return _png(_phases(what) if what.figure == "phases" else _metric(what))
 
 
 def metric_figure(record: Record, metric: str) -> Figure | None:
     """One panel per group on one y scale, from zero; None when nothing was measured."""
-    measured = shown.measured(record, metric)
-    if not measured:
-        return None
-    groups = measured[:MAX_PANELS]
+    what = shown(record, metric)
+    return _metric(what) if what else None
+
+
+def _metric(what: Shown) -> Figure:
+    groups, metric = what.groups, what.figure
     cols = min(len(groups), _COLS)
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(_PANEL[0] * cols, _PANEL[1] * rows),
@@ -75,10 +83,10 @@ def metric_figure(record: Record, metric: str) -> Figure | None:
     axes[0][0].set_ylim(0, top * 1.25 if top > 0 else 1)  # shared; room for the labels
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{metric} tok/s ({BETTER[metric]} is better)", fontsize=_TEXT)
-    title = (f"{record.sweep_name}: {metric} tok/s per arm; above each arm its n and its "
+    title = (f"{what.sweep_name}: {metric} tok/s per arm; above each arm its n and its "
              "word against the baseline"
-             + (f" (the first {len(groups)} of {len(measured)} groups; the tables have them "
-                "all)" if len(measured) > len(groups) else ""))
+             + (f" (the first {len(groups)} of {what.of} groups; the tables have them "
+                "all)" if what.of > len(groups) else ""))
     # As many characters a line as the figure's width holds (at most 0.6 em each).
     heading = _wrap(title, int((fig.get_figwidth() - 2 * _PAD) / (0.6 * (_TEXT + 1) / 72)))
     handles = _legend_handles(any(r.aa for g in groups for r in g.rows))
@@ -194,23 +202,19 @@ def arm_colour(row: ArmRow, arms: list[str]) -> str:
 IDLE = "GPU idle (wall − kernels)"
 
 
-def phases_png(record: Record) -> bytes | None:
-    fig = phases_figure(record)
-    return _png(fig) if fig else None
-
-
 def phases_figure(record: Record) -> Figure | None:
-    """Per-token time by phase for every timed profile; None when none has timings.
+    """Per-token time by phase for every timed profile; None when none has timings."""
+    what = shown(record, "phases")
+    return _phases(what) if what else None
 
-    Whatever rows the attribution has are drawn, a negative one (GPU idle below the kernel
-    time) below zero as it is.
-    """
-    several = len({g.commit for g in record.groups}) > 1
+
+def _phases(what: Shown) -> Figure:
+    """Whatever rows the attribution has are drawn, a negative one (GPU idle below the kernel
+    time) below zero as it is."""
+    several = what.several_commits
     timed = [(f"{g.backend}\n{_wrap(g.model, 18)}" + (f"\n{g.commit[:8]}" if several else "")
               + ("\nbusy only (flagged)" if _flagged(g.profile.attribution) else ""),
-              g.profile.attribution) for g in shown.timed(record) if g.profile][:MAX_PANELS * 2]
-    if not timed:
-        return None
+              g.profile.attribution) for g in what.groups if g.profile]
     phases = [p for p in dict.fromkeys([*(p.phase for _, a in timed for p in a.phases), IDLE])
               if any(_us(a, p) for _, a in timed)]
     fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(timed) + 3.5), 4.6),
@@ -238,7 +242,7 @@ def phases_figure(record: Record) -> Figure | None:
     ax.set_ylabel("µs per decode token (lower is better)", fontsize=_TEXT)
     ax.tick_params(labelsize=_SMALL)
     ax.legend(fontsize=_SMALL, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-    ax.set_title(_wrap(f"{record.sweep_name}: per-token time by phase (two-run profile delta)",
+    ax.set_title(_wrap(f"{what.sweep_name}: per-token time by phase (two-run profile delta)",
                        70), fontsize=_TEXT + 1)
     return fig
 
