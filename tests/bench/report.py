@@ -336,7 +336,9 @@ with that cell's signed envelope (the one-task-per-cell design); for status, one
 states and counts per state; for record, reading every attempt's manifest, sha256 of every
 file it lists, and parsing result.json (tests/bench/minimal.py; as a process it imports only
 what it uses). Record rounds read a warm page cache. Peak memory: each process's own
-`ru_maxrss` (wait4), the largest over its rounds.
+`ru_maxrss` (wait4), the largest over its rounds; for the record, whose figures are drawn in
+children it forks, the largest of it and its children, each counted whole (the children's own
+pages are not added to it: overhead-profiles.md gives them).
 
 How the large sweeps' states and artifacts were made: a seed sweep of 12 real cells (the
 stand-in's decode, both backends and arms, 3 repeats) ran on the real workers; then every
