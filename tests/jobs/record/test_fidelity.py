@@ -2,6 +2,8 @@
 and a record that hides them fails its check."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jobs.record import check, fidelity
 from jobs.record.attempts import AttemptResult, CellState, Gate
@@ -168,3 +170,45 @@ def test_a_run_after_another_sweep_took_the_host_mid_group_is_flagged_and_checke
     hidden = [m.model_copy(update={"other_sweep": None}) for m in g.measurements]
     edited = record.model_copy(update={"groups": [g.model_copy(update={"measurements": hidden})]})
     assert {p.split(":")[0] for p in check_record(edited) if ": flags " in p} == later
+
+
+# A worker's times (UTC to the microsecond) are read without the pattern: to the same bits as
+# through it, whatever the digits, and anything else of that length goes through it.
+_DIGIT = st.sampled_from("0123456789٣²")  # the pattern takes an Arabic-Indic 3, not a ²
+
+
+@given(st.lists(_DIGIT, min_size=20, max_size=20), st.sampled_from("T T:."),
+       st.sampled_from("+-"))
+@settings(max_examples=2000, deadline=None)
+def test_a_worker_s_times_are_read_as_the_pattern_reads_them(
+        digits: list[str], odd: str, sign: str) -> None:
+    d = "".join(digits)
+    text = (f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:20]}"
+            f"{sign}00:00")
+    assert len(text) == 32
+    for candidate in (text, text.replace(":", odd, 1), text.replace(".", odd, 1)):
+        try:
+            expected = fidelity._parsed(candidate)
+        except ValueError:  # a month of 00 or 13: both ways refuse it alike
+            with pytest.raises(ValueError):
+                fidelity._instant(candidate)
+            continue
+        assert fidelity._instant(candidate) == expected, candidate
+
+
+def test_a_worker_s_times_skip_the_pattern_once_their_day_is_known(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+    pattern = fidelity._parsed
+
+    def counted(text: str) -> tuple[float, float] | None:
+        parsed.append(text)
+        return pattern(text)
+
+    monkeypatch.setattr(fidelity, "_parsed", counted)
+    monkeypatch.setattr(fidelity, "_DAYS", {})
+    first = fidelity._instant("2026-12-05T08:12:34.123456+00:00")
+    second = fidelity._instant("2026-12-05T23:59:59.999999+00:00")
+    assert first == (1796458354 + 0.123456, 1e-6)
+    assert second == pattern("2026-12-05T23:59:59.999999+00:00")
+    assert parsed == ["2026-12-05T00:00:00"]  # the day, once; no time of it again
