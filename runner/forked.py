@@ -5,20 +5,28 @@ already, so nothing is copied or pickled on the way in, and matplotlib is import
 figure drawn there while the parent writes the JSON and Markdown (docs/benchmarks/
 overhead-profiles.md: about 0.6 s a figure, and matplotlib's import, against a record of one
 second at 1,000 cells). Only on Linux: macOS's system frameworks are not safe to use in a
-forked child, so elsewhere the work is done in this process when it is asked for.
+forked child, so elsewhere, and wherever a fork fails, the work is done in this process
+when its result is asked for.
 """
 
 import os
 import pickle
 import signal
 import sys
+import traceback
 import warnings
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from workers.shared import processes
+
 T = TypeVar("T")
 
 FORKS = sys.platform == "linux"
+# Signals that stop a command: blocked across the fork, so none lands in the child while it
+# still runs the parent's code (it would unwind through the parent's finally blocks).
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+_FAILED = 1  # the child's exit status when its work raised (the exception is sent)
 
 
 class ChildFailed(RuntimeError):
@@ -26,28 +34,39 @@ class ChildFailed(RuntimeError):
 
 
 class Forked(Generic[T]):
-    """`work()` started in a child now; `result()` waits for it. Leaving a `with` block
+    """`work()` started in a child now; `result()` waits for it, once. Leaving a `with` block
     before `result()` (the parent failed on its side) stops the child."""
 
     def __init__(self, work: Callable[[], T]) -> None:
-        self._work, self._pid, self._read = work, 0, -1
+        self._work, self._pid, self._read, self._collected = work, 0, -1, False
         if FORKS:
             self._start()
 
     def _start(self) -> None:
         read, write = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12 warns of fork in a process with threads: the only other thread a
-            # record has is OpenBLAS's pool (numpy), which quiesces itself around a fork.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # the child: never returns into the parent's code
+        parent = os.getpid()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12 warns of fork in a process with threads: the only other thread
+                # a record has is OpenBLAS's pool (numpy), which quiesces itself around a fork.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+                if pid == 0:  # the child: never leaves this block
+                    _child(self._work, read, write, parent, blocked)
+        except OSError:  # no fork (out of memory, or of processes): drawn here instead
             os.close(read)
-            _child(self._work, write)
+            os.close(write)
+            return
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(write)
         self._pid, self._read = pid, read
 
     def result(self) -> T:
+        if self._collected:
+            raise RuntimeError("a forked work's result is collected once")
+        self._collected = True
         if not self._pid:
             return self._work()
         with os.fdopen(self._read, "rb") as pipe:
@@ -55,11 +74,17 @@ class Forked(Generic[T]):
             data = pipe.read()
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
-        if not data:
-            raise ChildFailed(f"the child drawing it ended without a result ("
-                              f"{_ending(status)}); run the command again")
-        done, value = pickle.loads(data)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, _FAILED):
+            raise ChildFailed(f"the child drawing it ended without a result ({_ending(code)}); "
+                              "run the command again")
+        try:
+            done, value, where = pickle.loads(data)
+        except Exception as error:  # noqa: BLE001 - any unreadable answer is the same failure
+            raise ChildFailed(f"the child drawing it sent an unreadable answer ({error}); run "
+                              "the command again") from None
         if not done:
+            value.add_note(f"raised in the child that did the work:\n{where}")
             raise value
         result: T = value
         return result
@@ -80,18 +105,24 @@ class Forked(Generic[T]):
         self.stop()
 
 
-def _child(work: Callable[[], object], write: int) -> None:
+def _child(work: Callable[[], object], read: int, write: int, parent: int,
+           blocked: set[int | signal.Signals]) -> None:
     code = 0
     try:
+        # A stop signal kills the child outright, and so does the parent's death.
+        for number in _STOPPING:
+            signal.signal(number, signal.SIG_DFL)
+        if processes.available():
+            processes.prctl(processes.PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the signal was set
+            return
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(read)
         try:
-            message = pickle.dumps((True, work()))
+            message = pickle.dumps((True, work(), ""))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-            code = 1
-            try:
-                message = pickle.dumps((False, error))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its words
-                message = pickle.dumps((False, RuntimeError(f"{type(error).__name__}: "
-                                                            f"{error}")))
+            code = _FAILED
+            message = _failure(error, traceback.format_exc())
         with os.fdopen(write, "wb") as pipe:
             pipe.write(message)
     finally:
@@ -99,11 +130,21 @@ def _child(work: Callable[[], object], write: int) -> None:
         os._exit(code)
 
 
-def _ending(status: int) -> str:
-    if not os.WIFSIGNALED(status):
-        return f"exit status {os.waitstatus_to_exitcode(status)}"
-    number = os.WTERMSIG(status)
+def _failure(error: BaseException, where: str) -> bytes:
+    """The exception as the parent will read it back; its words where it does not pickle
+    both ways."""
     try:
-        return f"killed by {signal.Signals(number).name}"
+        message = pickle.dumps((False, error, where))
+        pickle.loads(message)
+    except Exception:  # noqa: BLE001 - an exception of its own kind that does not round-trip
+        message = pickle.dumps((False, RuntimeError(f"{type(error).__name__}: {error}"), where))
+    return message
+
+
+def _ending(code: int) -> str:
+    if code >= 0:
+        return f"exit status {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
     except ValueError:  # a real-time signal has no name
-        return f"killed by signal {number}"
+        return f"killed by signal {-code}"

@@ -146,25 +146,28 @@ def write(record: Record, out: Path) -> Written:
         raise UserError(f"cannot create {out} ({error.strerror}); give -o a writable "
                         "directory") from None
     # Each figure is drawn in a child while this process writes the data and the JSON; the
-    # Markdown, which links the figures that were made, comes last.
+    # Markdown, which links the figures that were made, comes last. Every file is written
+    # beside its place and all are moved in once all are made: a figure, the data or the
+    # JSON that fails leaves the record before it whole.
     picked = {title: (name, shown(record, figure)) for title, (name, figure) in _FIGURES.items()}
-    with contextlib.ExitStack() as children:
+    data = out / "data" / record.sweep_id
+    json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
+    with _Staged() as staged, contextlib.ExitStack() as children:
         drawing = {title: (name, children.enter_context(Forked(partial(_figure, what))))
                    for title, (name, what) in picked.items() if what}
-        data = out / "data" / record.sweep_id
         data.mkdir(parents=True, exist_ok=True)
         for name, pieces in raw_parts(record).items():
-            _atomic(data / name, pieces)
-        json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
-        _atomic(json_path, json_pieces(record))
+            staged.write(data / name, pieces)
+        staged.write(json_path, json_pieces(record))
         plots = {}
         for title, (name, child) in drawing.items():
             png = child.result()
             if png:
                 plots[title] = out / name.format(record.sweep_id)
-                _atomic(plots[title], png)
-    links = {title: path.name for title, path in plots.items()}
-    _atomic(md_path, markdown_pieces(record, links, data.relative_to(out).as_posix()))
+                staged.write(plots[title], png)
+        links = {title: path.name for title, path in plots.items()}
+        staged.write(md_path, markdown_pieces(record, links, data.relative_to(out).as_posix()))
+        staged.commit()
     return Written(record, md_path, json_path, list(plots.values()), data)
 
 
@@ -278,16 +281,36 @@ def recorded_states(record: Record, results: dict[str, AttemptResult]
 
 def _atomic(path: Path, data: bytes | Iterable[str | bytes]) -> None:
     """Write whole or not at all; pieces (text or bytes) are written as they come."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if isinstance(data, bytes):
-        temp.write_bytes(data)
-        os.replace(temp, path)
-        return
-    try:
+    with _Staged() as staged:
+        staged.write(path, data)
+        staged.commit()
+
+
+class _Staged:
+    """Files written beside their places (hidden, named for this process) and moved into them
+    together by `commit`; leaving the block without it removes them."""
+
+    def __init__(self) -> None:
+        self._moves: list[tuple[Path, Path]] = []
+
+    def write(self, path: Path, data: bytes | Iterable[str | bytes]) -> None:
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        self._moves.append((temp, path))  # before writing: a half-written one is removed
         with temp.open("wb") as f:
-            for piece in data:
+            if isinstance(data, bytes):
+                f.write(data)
+                return
+            for piece in data:  # made as they are written: one may fail half-way
                 f.write(piece if isinstance(piece, bytes) else piece.encode())
-    except BaseException:  # pieces are made as they are written: one may fail half-way
-        temp.unlink(missing_ok=True)
-        raise
-    os.replace(temp, path)
+
+    def commit(self) -> None:
+        for temp, path in self._moves:
+            os.replace(temp, path)
+        self._moves = []
+
+    def __enter__(self) -> "_Staged":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for temp, _path in self._moves:
+            temp.unlink(missing_ok=True)

@@ -2,7 +2,10 @@
 child's result or exception comes back, a child that dies is said, one left behind is
 stopped, and the figures are the bytes the record's own process would have drawn."""
 
+import ctypes
+import errno
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -11,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jobs.record.model import Record
-from runner import forked
+from runner import forked, records
 from runner.forked import ChildFailed, Forked
 from runner.records import write
 
@@ -49,6 +52,79 @@ def test_a_child_left_behind_is_stopped_and_reaped() -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+class TwoPart(Exception):
+    """An exception that pickles but cannot be rebuilt from its pickle (two arguments)."""
+
+    def __init__(self, what: str, where: str) -> None:
+        super().__init__(f"{what} at {where}")
+
+
+def _raise_two_part() -> None:
+    raise TwoPart("bad panel", "row 3")
+
+
+def test_an_exception_that_does_not_come_back_whole_comes_back_in_words() -> None:
+    with Forked(_raise_two_part) as child, \
+            pytest.raises(RuntimeError, match="TwoPart: bad panel at row 3"):
+        child.result()
+
+
+def _draw_badly() -> None:
+    raise ValueError("no such axis")
+
+
+def test_its_traceback_in_the_child_comes_with_it() -> None:
+    with Forked(_draw_badly) as child, pytest.raises(ValueError) as raised:
+        child.result()
+    notes = "\n".join(getattr(raised.value, "__notes__", []))
+    assert "raised in the child" in notes and "_draw_badly" in notes
+
+
+def test_a_child_killed_while_sending_is_said_as_killed() -> None:
+    with Forked(lambda: b"x" * 4_000_000) as child:  # more than the pipe holds: it waits
+        select.select([child._read], [], [], 60)  # its answer has begun
+        os.kill(child._pid, signal.SIGKILL)
+        with pytest.raises(ChildFailed, match="killed by SIGKILL"):
+            child.result()
+
+
+def test_a_result_is_collected_once() -> None:
+    with Forked(lambda: 1) as child:
+        assert child.result() == 1
+        with pytest.raises(RuntimeError, match="once"):
+            child.result()
+
+
+def test_where_fork_fails_the_work_is_done_here_and_nothing_leaks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    before = len(os.listdir("/proc/self/fd"))
+    with Forked(os.getpid) as child:
+        assert child.result() == os.getpid()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def _how_it_ends() -> tuple[bool, bool, int]:
+    death = ctypes.c_int(0)
+    ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(death))  # PR_GET_PDEATHSIG
+    return (signal.getsignal(signal.SIGINT) == signal.SIG_DFL,
+            signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, death.value)
+
+
+def test_a_stop_signal_or_the_parent_s_death_ends_the_child_outright() -> None:
+    # Python's own handler would unwind the child through the parent's code (its finally
+    # blocks and atexit): the child takes the signals' defaults, and dies with its parent.
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_DFL
+    with Forked(_how_it_ends) as child:
+        assert child.result() == (True, True, signal.SIGKILL)
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_DFL  # the parent's are as they were
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, set()) & {signal.SIGINT,
+                                                                   signal.SIGTERM}
+
+
 def test_without_fork_the_work_is_done_here_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "FORKS", False)
     done: list[int] = []
@@ -79,3 +155,21 @@ def test_the_record_process_itself_never_imports_matplotlib(tmp_path: Path) -> N
                           timeout=120, check=True)
     assert done.stdout.strip() == "False"
     assert len(list(tmp_path.glob("*.png"))) == 3
+
+
+def test_a_figure_that_fails_leaves_the_record_before_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = Record.model_validate_json(H200.read_bytes())
+    first = write(record, tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def broken(what: object) -> bytes:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(records, "_figure", broken)
+    changed = record.model_copy(update={"created": "2026-12-05T09:00:00+00:00"})
+    with pytest.raises(OSError, match="No space left"):
+        write(changed, tmp_path)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before  # nothing replaced, nothing half-written or left beside
+    assert first.json in after
