@@ -108,17 +108,24 @@ def test_a_record_that_hides_a_flag_fails_its_check(record: Record) -> None:
     assert "its measured run is not among the host's runs" in "\n".join(check_record(gone))
 
 
+def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
+    """The times fidelity's reader `name` is given, from now on."""
+    given: list[str] = []
+    reader = getattr(fidelity, name)
+
+    def counted(text: str) -> tuple[float, float] | None:
+        given.append(text)
+        result: tuple[float, float] | None = reader(text)
+        return result
+
+    monkeypatch.setattr(fidelity, name, counted)
+    return given
+
+
 def test_each_run_s_times_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # A record of 100,000 runs must not parse a time again per neighbour it is compared with
     # (nor lose a bounded cache of parsed times): each run's pair of times once, per index.
-    parsed: list[str] = []
-    instant = fidelity._instant
-
-    def counted(text: str) -> tuple[float, float] | None:
-        parsed.append(text)
-        return instant(text)
-
-    monkeypatch.setattr(fidelity, "_instant", counted)
+    parsed = counting(monkeypatch, "_instant")
     runs = [run(stamp(k), stamp(k + 2), f"w{k % 2}", f"c{k}") for k in range(0, 120, 1)]
     index = fidelity.RunIndex(runs)
     found = [flags(r, None, index) for r in runs]
@@ -198,14 +205,8 @@ def test_a_worker_s_times_are_read_as_the_pattern_reads_them(
 
 def test_a_worker_s_times_skip_the_pattern_once_their_day_is_known(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed: list[str] = []
     pattern = fidelity._parsed
-
-    def counted(text: str) -> tuple[float, float] | None:
-        parsed.append(text)
-        return pattern(text)
-
-    monkeypatch.setattr(fidelity, "_parsed", counted)
+    parsed = counting(monkeypatch, "_parsed")
     monkeypatch.setattr(fidelity, "_DAYS", {})
     first = fidelity._instant("2026-12-05T08:12:34.123456+00:00")
     second = fidelity._instant("2026-12-05T23:59:59.999999+00:00")
