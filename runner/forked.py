@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from workers.shared import processes
+from workers.orphans import die_with_parent
 
 T = TypeVar("T")
 
@@ -112,8 +112,7 @@ def _child(work: Callable[[], object], read: int, write: int, parent: int,
         # A stop signal kills the child outright, and so does the parent's death.
         for number in _STOPPING:
             signal.signal(number, signal.SIG_DFL)
-        if processes.available():
-            processes.prctl(processes.PDEATHSIG, signal.SIGKILL)
+        die_with_parent()
         if os.getppid() != parent:  # the parent died before the signal was set
             return
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
