@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from workers.orphans import die_with_parent
+from workers.shared.processes import die_with_parent
 
 T = TypeVar("T")
 

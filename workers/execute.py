@@ -25,6 +25,7 @@ from jobs.record.attempts import Run
 from jobs.spec.recipes import Invocation
 from workers import descendants, orphans
 from workers.host_facts import load1
+from workers.shared import processes
 from workers.shared.clock import now
 from workers.shared.parser_files import read_bounded
 
@@ -104,7 +105,7 @@ def run(command: Command) -> Run:
                 proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         start_new_session=True, pass_fds=command.pass_fds,
-                                        preexec_fn=None if prefix else orphans.die_with_parent)
+                                        preexec_fn=None if prefix else processes.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127

@@ -14,8 +14,6 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from workers.shared import processes
-
 _registry: Path | None = None
 
 
@@ -41,12 +39,6 @@ def started(pgid: int) -> None:
 def ended(pgid: int) -> None:
     if _registry is not None:
         _registry.write_text("".join(f"{p}\n" for p in _read(_registry) if p != pgid))
-
-
-def die_with_parent() -> None:
-    """In the child, before exec: be killed when the worker dies (Linux only)."""
-    if processes.available():
-        processes.prctl(processes.PDEATHSIG, signal.SIGKILL)
 
 
 @cache

@@ -27,6 +27,12 @@ def prctl(option: int, value: int) -> None:
         raise OSError(errno, os.strerror(errno))
 
 
+def die_with_parent() -> None:
+    """In a child, before it execs or works: be killed when its parent dies (Linux only)."""
+    if available():
+        prctl(PDEATHSIG, signal.SIGKILL)
+
+
 def end_descendants(within_s: float) -> int:
     """Kill every descendant of this process (a child subreaper) and reap them; how many.
     Only for a process that knows none of them is its own work in flight."""
