@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from workers import deathwatch
 from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
@@ -87,7 +88,8 @@ class _Subreaper(_GroupsOnly):
     kind = "subreaper"
 
     def end(self) -> int:
-        return processes.end_descendants(GONE_WITHIN_S)
+        watch = deathwatch.pid()  # the worker's own, not a command's
+        return processes.end_descendants(GONE_WITHIN_S, frozenset({watch} if watch else ()))
 
 
 _pen: _GroupsOnly | _Cgroup = _GroupsOnly()
@@ -116,6 +118,11 @@ def born_inside() -> contextlib.AbstractContextManager[None]:
 def end() -> int:
     """After a command: end every process it left; how many there were."""
     return _pen.end()
+
+
+def cgroup() -> Path | None:
+    """The commands' cgroup, where this worker has one."""
+    return _pen.path if isinstance(_pen, _Cgroup) else None
 
 
 def close() -> None:
