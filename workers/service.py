@@ -89,12 +89,10 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
         processes.prctl(processes.DUMPABLE, 0)
     workspace = settings.workspace
-    registry = workspace / "procs" / f"{name}.pgids"
-    left = orphans.configure(registry)
+    left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
     how, ended = descendants.configure(workspace / "procs" / name)
-    deathwatch.start(registry, descendants.cgroup())
     if ended:
         log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
     if how == "subreaper":
@@ -119,6 +117,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         lease.check_free(takeover)
     except NameTaken as taken:
         raise UserError(str(taken)) from None
+    deathwatch.start(descendants.cgroup())  # once the name is this worker's
     lease.fields = {"backend": backend, "host": host, "pid": str(os.getpid()),
                     "facts": facts().model_dump_json(), **offering.fields()}
     artifacts = open_store(settings.artifacts, settings)
