@@ -5,10 +5,9 @@ elsewhere on Linux the worker is a child subreaper that ends what it adopted.
 A process group is not enough: `setsid` leaves it, and a daemon that inherited the host lease's
 descriptor would hold the lease for ever. The worker's own cgroup is never killed: it steps
 into the command's cgroup only for the spawn, so the child is born inside before it can fork.
-A worker SIGKILLed mid-command has its cgroup killed by its watch (workers/deathwatch.py), and
-by the worker of that name when it starts again, should the watch be gone too. Without
-cgroups, the nets for that case are its supervisor (a subreaper too, deploy/supervise.py) and
-the process groups the restart kills (workers/orphans.py).
+A worker SIGKILLed mid-command leaves its cgroup full: the worker of that name kills it when it
+starts again. Without cgroups, the nets for that case are its supervisor (a subreaper too,
+deploy/supervise.py) and the process groups the restart kills (workers/orphans.py).
 """
 
 import contextlib
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from workers import deathwatch
 from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
@@ -88,7 +88,8 @@ class _Subreaper(_GroupsOnly):
     kind = "subreaper"
 
     def end(self) -> int:
-        return processes.end_descendants(GONE_WITHIN_S)
+        watch = deathwatch.pid()  # the worker's own, not a command's
+        return processes.end_descendants(GONE_WITHIN_S, frozenset({watch} if watch else ()))
 
 
 _pen: _GroupsOnly | _Cgroup = _GroupsOnly()

@@ -89,10 +89,12 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
         processes.prctl(processes.DUMPABLE, 0)
     workspace = settings.workspace
-    left = orphans.configure(workspace / "procs" / f"{name}.pgids")
+    registry = workspace / "procs" / f"{name}.pgids"
+    left = orphans.configure(registry)
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
     how, ended = descendants.configure(workspace / "procs" / name)
+    deathwatch.start(registry, descendants.cgroup())
     if ended:
         log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
     if how == "subreaper":
@@ -117,7 +119,6 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         lease.check_free(takeover)
     except NameTaken as taken:
         raise UserError(str(taken)) from None
-    deathwatch.start(descendants.cgroup())  # once the name is this worker's
     lease.fields = {"backend": backend, "host": host, "pid": str(os.getpid()),
                     "facts": facts().model_dump_json(), **offering.fields()}
     artifacts = open_store(settings.artifacts, settings)

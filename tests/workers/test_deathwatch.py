@@ -1,8 +1,6 @@
-"""Where a worker has a cgroup for its commands, they end with a SIGKILLed worker through its
-watch, not a signal set in each; the watch sleeps through a command; a command without a watch
-(none asked for, or one that could not start) still gets the parent-death signal.
-
-End to end, through a real worker SIGKILLed mid-command: tests/faults/test_descendants.py."""
+"""A SIGKILLed worker's commands end with it through its watch, not a signal set in each
+command; a command run without a watch still gets the parent-death signal; a subreaper worker
+ending its commands' leftovers spares its watch."""
 
 import json
 import os
@@ -16,21 +14,21 @@ import pytest
 
 from jobs.spec.recipes import Invocation
 from tests.support.waits import eventually
-from workers import deathwatch, descendants, execute
+from workers import deathwatch, execute
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="Linux 5.3+ only")
 
-# A worker in miniature: its commands' cgroup made and watched as service.start does, one
-# command started in it as execute.run starts a watched one. It prints the command's pid.
+# A worker in miniature: its process groups listed and watched, one command started the way
+# workers/execute.py starts a watched one (its own session, no parent-death signal).
 WORKER = """
 import subprocess, sys, signal
 from pathlib import Path
-from workers import deathwatch, descendants
-how, _ = descendants.configure(Path(sys.argv[1]))
-assert how == "cgroup", how
-assert deathwatch.start(descendants.cgroup())
-with descendants.born_inside():
-    command = subprocess.Popen(["sh", "-c", "sleep 1000 & sleep 1000"], start_new_session=True)
+from workers import deathwatch, orphans
+registry = Path(sys.argv[1])
+orphans.configure(registry)
+assert deathwatch.start(registry, None)
+command = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+orphans.started(command.pid)
 print(command.pid, deathwatch.pid(), flush=True)
 signal.pause()
 """
@@ -46,44 +44,28 @@ def gone(pid: int) -> bool:
         return True
 
 
-def cgroups_writable() -> bool:
-    own = descendants.own_cgroup()
-    return own is not None and os.access(own, os.W_OK) and os.access(own / "cgroup.procs",
-                                                                      os.W_OK)
-
-
 @pytest.fixture
 def watched(tmp_path: Path) -> Iterator[Path]:
-    # The watch only writes cgroup.kill once this process dies; a folder stands in for it.
-    assert deathwatch.start(tmp_path)
-    yield tmp_path
+    registry = tmp_path / "w.pgids"
+    assert deathwatch.start(registry, None)
+    yield registry
     deathwatch.stop()
 
 
-@pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v2 here")
-def test_a_sigkilled_worker_s_commands_end_with_it(tmp_path: Path) -> None:
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path / "w")],
+def test_a_sigkilled_worker_s_command_ends_with_it(tmp_path: Path) -> None:
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path / "w.pgids")],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert worker.stdout is not None
-        shell, watch = map(int, worker.stdout.readline().split())
-        cgroup = descendants.cgroup_path(tmp_path / "w")
-        assert cgroup is not None
-        inside = eventually(lambda: [int(p) for p in (cgroup / "cgroup.procs").read_text()
-                                     .split()] if len((cgroup / "cgroup.procs").read_text()
-                                                      .split()) == 3 else None,
-                            10, "the shell and its two sleeps in the cgroup")
-        assert shell in inside
+        command, watch = map(int, worker.stdout.readline().split())
+        assert not gone(command) and not gone(watch)
         worker.kill()
         worker.wait()
-        eventually(lambda: all(gone(p) for p in inside), 10, "the commands gone with it")
+        eventually(lambda: gone(command), 10, "the command gone with its worker")
         eventually(lambda: gone(watch), 10, "the watch gone once its work is done")
     finally:
         worker.kill()
         worker.wait()
-        if (made := descendants.cgroup_path(tmp_path / "w")) is not None and made.exists():
-            eventually(lambda: not (made / "cgroup.procs").read_text(), 10, "the cgroup empty")
-            made.rmdir()
 
 
 def _pdeathsig(tmp_path: Path) -> int:
@@ -104,7 +86,10 @@ def _switches(pid: int) -> int:
 def test_a_watched_command_is_started_without_a_signal_or_wrapper(tmp_path: Path,
                                                                   watched: Path) -> None:
     watch = deathwatch.pid()
-    assert watch is not None  # and asleep: it said so before start() returned
+    assert watch is not None
+    # Asleep in poll(2) once started (the kernel names where a process sleeps).
+    eventually(lambda: "poll" in Path(f"/proc/{watch}/wchan").read_text(), 10,
+               "the watch asleep")
     before = _switches(watch)
     # The command is the process the worker started (no wrapper exec'd it), and carries no
     # parent-death signal (so subprocess could vfork the worker).
@@ -115,19 +100,6 @@ def test_a_watched_command_is_started_without_a_signal_or_wrapper(tmp_path: Path
 def test_an_unwatched_command_still_dies_with_its_parent(tmp_path: Path) -> None:
     deathwatch.stop()  # whatever worker an earlier test started in this process
     assert _pdeathsig(tmp_path) == signal.SIGKILL
-
-
-def test_a_watch_that_cannot_watch_leaves_the_signal_to_each_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As on a kernel or under a seccomp profile that refuses what the watch needs: it exits
-    # before it says it is ready.
-    failing = tmp_path / "failing.py"
-    failing.write_text("raise SystemExit(1)\n")
-    monkeypatch.setattr(deathwatch, "_SCRIPT", str(failing))
-    assert not deathwatch.start(tmp_path)
-    assert deathwatch.pid() is None
-    assert _pdeathsig(tmp_path) == signal.SIGKILL
-    deathwatch.stop()
 
 
 def test_a_watch_that_was_killed_is_started_again_before_the_next_command(
@@ -141,16 +113,21 @@ def test_a_watch_that_was_killed_is_started_again_before_the_next_command(
     assert again is not None and again != first
 
 
-def test_the_watch_ignores_the_stop_signals_only_the_worker_s_end_ends_it(
-        tmp_path: Path, watched: Path) -> None:
-    watch = deathwatch.pid()
-    assert watch is not None
-    status = dict(line.split(":", 1) for line in Path(f"/proc/{watch}/status").read_text()
-                  .splitlines())
-    ignored = int(status["SigIgn"], 16)
-    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    assert all(ignored & (1 << (stop - 1)) for stop in stops)
-    for stop in stops:
-        os.kill(watch, stop)
-    assert _pdeathsig(tmp_path) == 0  # a command later, the same watch still watches
-    assert deathwatch.pid() == watch
+SUBREAPER = """
+import subprocess, sys
+from workers.shared import processes
+spared = subprocess.Popen(["sleep", "1000"])
+ended = subprocess.Popen(["sh", "-c", "sleep 1000 & echo started; wait"],
+                         stdout=subprocess.PIPE)
+ended.stdout.readline()  # the shell's own sleep is running
+print(processes.end_descendants(5, frozenset({spared.pid})), spared.poll(), ended.poll(),
+      flush=True)
+spared.kill()
+"""
+
+
+def test_a_subreaper_ends_its_descendants_but_the_spared() -> None:
+    out = subprocess.run([sys.executable, "-c", SUBREAPER], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    # The shell and its sleep ended; the spared sleep still running (no exit code).
+    assert out[0] == "2" and out[1] == "None" and out[2] != "None"
