@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from workers import deathwatch
 from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
@@ -88,8 +87,7 @@ class _Subreaper(_GroupsOnly):
     kind = "subreaper"
 
     def end(self) -> int:
-        watch = deathwatch.pid()  # the worker's own, not a command's
-        return processes.end_descendants(GONE_WITHIN_S, frozenset({watch} if watch else ()))
+        return processes.end_descendants(GONE_WITHIN_S)
 
 
 _pen: _GroupsOnly | _Cgroup = _GroupsOnly()
@@ -118,11 +116,6 @@ def born_inside() -> contextlib.AbstractContextManager[None]:
 def end() -> int:
     """After a command: end every process it left; how many there were."""
     return _pen.end()
-
-
-def cgroup() -> Path | None:
-    """The commands' cgroup, where this worker has one."""
-    return _pen.path if isinstance(_pen, _Cgroup) else None
 
 
 def close() -> None:

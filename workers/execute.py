@@ -8,6 +8,7 @@ happens. A timeout kills the command's whole process group.
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from typing import Literal
 from jobs.parsers.readings import RunOutput
 from jobs.record.attempts import Run
 from jobs.spec.recipes import Invocation
-from workers import deathwatch, descendants, orphans
+from workers import descendants, orphans
 from workers.host_facts import load1
 from workers.shared import processes
 from workers.shared.clock import now
@@ -97,15 +98,14 @@ def run(command: Command) -> Run:
     timed_out = stopped = False
     with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
         env = child_env(call)
-        # Watched, the command needs no parent-death signal of its own, and subprocess can
-        # vfork the worker rather than fork it (workers/deathwatch.py).
-        watched = deathwatch.ensure() or not processes.available()
+        # setpriv would exec the command itself: say here, as Popen would, what cannot start.
+        prefix = orphans.pdeathsig_prefix() if _runnable(call.argv[0], command.cwd, env) else ()
         try:
             with descendants.born_inside():
-                proc = subprocess.Popen(call.argv, cwd=command.cwd, env=env,
+                proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         start_new_session=True, pass_fds=command.pass_fds,
-                                        preexec_fn=None if watched else processes.die_with_parent)
+                                        preexec_fn=None if prefix else processes.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127
@@ -255,6 +255,12 @@ def _group_members(pgid: int) -> list[int]:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def _runnable(program: str, cwd: Path, env: dict[str, str]) -> bool:
+    if os.sep in program:
+        return os.access(cwd / program, os.X_OK)
+    return shutil.which(program, path=env.get("PATH")) is not None
 
 
 @cache  # a pure test of a name against constants: the worker's environment asks it per command

@@ -18,7 +18,7 @@ from celery import Celery, bootsteps
 
 from jobs.errors import UserError
 from jobs.spec.backends import backend_warning
-from workers import deathwatch, descendants, orphans
+from workers import descendants, orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -77,7 +77,6 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          *events, "--loglevel", loglevel])
     finally:
         ctx.lease.lease.end()
-        deathwatch.stop()
         descendants.close()
 
 
@@ -89,12 +88,10 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         # /proc/PID/environ and mem (the Redis password) are closed to it. Root reads them still.
         processes.prctl(processes.DUMPABLE, 0)
     workspace = settings.workspace
-    registry = workspace / "procs" / f"{name}.pgids"
-    left = orphans.configure(registry)
+    left = orphans.configure(workspace / "procs" / f"{name}.pgids")
     if left:
         log.warning("killed %d process groups a previous worker %s left behind", len(left), name)
     how, ended = descendants.configure(workspace / "procs" / name)
-    deathwatch.start(registry, descendants.cgroup())
     if ended:
         log.warning("killed %d processes a previous worker %s left in its %s", ended, name, how)
     if how == "subreaper":

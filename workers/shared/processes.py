@@ -33,31 +33,30 @@ def die_with_parent() -> None:
         prctl(PDEATHSIG, signal.SIGKILL)
 
 
-def end_descendants(within_s: float, spare: frozenset[int] = frozenset()) -> int:
-    """Kill every descendant of this process (a child subreaper) but the children in `spare`
-    and theirs, and reap them; how many. Only for a process that knows none of them is its own
-    work in flight."""
+def end_descendants(within_s: float) -> int:
+    """Kill every descendant of this process (a child subreaper) and reap them; how many.
+    Only for a process that knows none of them is its own work in flight."""
     ended: set[int] = set()
     deadline = time.monotonic() + within_s
     # A killed parent's children come to us next: ask until none is left.
-    while found := _descendants(os.getpid(), spare):
+    while found := _descendants(os.getpid()):
         if time.monotonic() > deadline:
             raise RuntimeError(f"processes {sorted(found)} outlive their kill")
         for pid in found:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        for pid in _children(os.getpid()) - spare:
+        for pid in _children(os.getpid()):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
         ended |= found
     return len(ended)
 
 
-def _descendants(root: int, spare: frozenset[int] = frozenset()) -> set[int]:
+def _descendants(root: int) -> set[int]:
     found: set[int] = set()
     frontier = {root}
     while frontier:
-        frontier = {child for pid in frontier for child in _children(pid)} - found - spare
+        frontier = {child for pid in frontier for child in _children(pid)} - found
         found |= frontier
     return found
 
