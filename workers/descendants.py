@@ -5,9 +5,10 @@ elsewhere on Linux the worker is a child subreaper that ends what it adopted.
 A process group is not enough: `setsid` leaves it, and a daemon that inherited the host lease's
 descriptor would hold the lease for ever. The worker's own cgroup is never killed: it steps
 into the command's cgroup only for the spawn, so the child is born inside before it can fork.
-A worker SIGKILLed mid-command leaves its cgroup full: the worker of that name kills it when it
-starts again. Without cgroups, the nets for that case are its supervisor (a subreaper too,
-deploy/supervise.py) and the process groups the restart kills (workers/orphans.py).
+A worker SIGKILLed mid-command has its cgroup killed by its watch (workers/deathwatch.py), and
+by the worker of that name when it starts again, should the watch be gone too. Without
+cgroups, the nets for that case are its supervisor (a subreaper too, deploy/supervise.py) and
+the process groups the restart kills (workers/orphans.py).
 """
 
 import contextlib
@@ -116,6 +117,11 @@ def born_inside() -> contextlib.AbstractContextManager[None]:
 def end() -> int:
     """After a command: end every process it left; how many there were."""
     return _pen.end()
+
+
+def cgroup() -> Path | None:
+    """The commands' cgroup, where this worker has one."""
+    return _pen.path if isinstance(_pen, _Cgroup) else None
 
 
 def close() -> None:

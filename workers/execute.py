@@ -23,7 +23,7 @@ from typing import Literal
 from jobs.parsers.readings import RunOutput
 from jobs.record.attempts import Run
 from jobs.spec.recipes import Invocation
-from workers import descendants, orphans
+from workers import deathwatch, descendants, orphans
 from workers.host_facts import load1
 from workers.shared import processes
 from workers.shared.clock import now
@@ -98,14 +98,19 @@ def run(command: Command) -> Run:
     timed_out = stopped = False
     with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
         env = child_env(call)
-        # setpriv would exec the command itself: say here, as Popen would, what cannot start.
-        prefix = orphans.pdeathsig_prefix() if _runnable(call.argv[0], command.cwd, env) else ()
+        # Watched, the command needs no parent-death signal (workers/deathwatch.py); else
+        # setpriv sets it, and would exec the command itself: say here, as Popen would, what
+        # cannot start.
+        watched = deathwatch.ensure()
+        prefix = () if watched or not _runnable(call.argv[0], command.cwd, env) \
+            else orphans.pdeathsig_prefix()
         try:
             with descendants.born_inside():
                 proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         start_new_session=True, pass_fds=command.pass_fds,
-                                        preexec_fn=None if prefix else processes.die_with_parent)
+                                        preexec_fn=None if watched or prefix
+                                        else processes.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127

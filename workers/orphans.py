@@ -1,9 +1,10 @@
 """No orphans: every command's process group is written down while it runs, and a worker
 sweeps the groups its predecessor left behind when it starts.
 
-The parent-death signal (Linux) kills a command's leader when the worker dies; whatever the
-leader started stays in its process group, which the next worker start kills. macOS has no
-parent-death signal, so there the sweep at start is the only net.
+Where the worker has a cgroup for its commands, its watch (workers/deathwatch.py) kills them
+the moment it dies. Elsewhere on Linux the parent-death signal kills a command's leader when
+the worker dies; whatever the leader started stays in its process group, which the next worker
+start kills. macOS has no parent-death signal, so there the sweep at start is the only net.
 """
 
 import contextlib

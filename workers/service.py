@@ -18,7 +18,7 @@ from celery import Celery, bootsteps
 
 from jobs.errors import UserError
 from jobs.spec.backends import backend_warning
-from workers import descendants, orphans
+from workers import deathwatch, descendants, orphans
 from workers.app import create_app
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
@@ -77,6 +77,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          *events, "--loglevel", loglevel])
     finally:
         ctx.lease.lease.end()
+        deathwatch.stop()
         descendants.close()
 
 
@@ -116,6 +117,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
         lease.check_free(takeover)
     except NameTaken as taken:
         raise UserError(str(taken)) from None
+    deathwatch.start(descendants.cgroup())  # once the name is this worker's
     lease.fields = {"backend": backend, "host": host, "pid": str(os.getpid()),
                     "facts": facts().model_dump_json(), **offering.fields()}
     artifacts = open_store(settings.artifacts, settings)

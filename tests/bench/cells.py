@@ -276,9 +276,12 @@ def _spin_argv(rig: Rig, seconds: float) -> list[str]:
 
 def _window(pid: int, started: Exec, seconds: float) -> dict[str, Any]:
     _sleep_until(started.ns + 1_000_000_000)
-    before = threads(pid)
+    # The worker's own processes beside it (benchfleet's watch, workers/deathwatch.py) count
+    # as the worker: anything of theirs that wakes disturbs the measured command as much.
+    own = [pid, *(c for c in _children(pid) if c != started.pid)]
+    before = {tid: t for p in own for tid, t in threads(p).items()}
     _sleep_until(started.ns + int((seconds - 1.0) * 1e9))
-    after = threads(pid)
+    after = {tid: t for p in own for tid, t in threads(p).items()}
     per = {}
     for tid, a in after.items():
         b = before.get(tid, {k: 0 for k in a} | {"name": a["name"]})
@@ -288,6 +291,11 @@ def _window(pid: int, started: Exec, seconds: float) -> dict[str, Any]:
             "voluntary": sum(t["voluntary"] for t in per.values()),
             "nonvoluntary": sum(t["nonvoluntary"] for t in per.values()),
             "cpu_s": sum(t["cpu_ns"] for t in per.values()) / 1e9}
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+            for c in (task / "children").read_text().split()]
 
 
 def _quiet_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:

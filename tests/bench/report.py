@@ -301,7 +301,8 @@ def _quiet(q: dict[str, Any]) -> str:
     return f"""## 4. Quietness during a measured command
 
 A measured command spins for {q['seconds']:g} s (tests/bench/spin.py, the `spin` recipe); every
-thread of the worker process is read 1 s after the command's exec and 1 s before its end
+thread of the worker process, and of its processes other than the command (benchfleet's
+watch, workers/deathwatch.py), is read 1 s after the command's exec and 1 s before its end
 ({q['window_s']:g} s between): run count (wake-ups) and CPU time from
 `/proc/<pid>/task/<tid>/schedstat`, voluntary and involuntary context switches from its
 `status`. {len(q['rounds']['benchfleet'])} rounds each.
