@@ -104,7 +104,10 @@ def _switches(pid: int) -> int:
 def test_a_watched_command_is_started_without_a_signal_or_wrapper(tmp_path: Path,
                                                                   watched: Path) -> None:
     watch = deathwatch.pid()
-    assert watch is not None  # and asleep: it said so before start() returned
+    assert watch is not None
+    # It writes its ready byte just before poll(2): count from once it is asleep there.
+    eventually(lambda: "poll" in Path(f"/proc/{watch}/wchan").read_text(), 10,
+               "the watch asleep in poll")
     before = _switches(watch)
     # The command is the process the worker started (no wrapper exec'd it), and carries no
     # parent-death signal (so subprocess could vfork the worker).
