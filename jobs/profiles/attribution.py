@@ -77,6 +77,10 @@ def attribute(reading: ProfileReading, rules: PhaseRules,
               family: str | None = None) -> Attribution:
     timed = all(k.us_per_token is not None for k in reading.kernels)
     total = sum(k.us_per_token or 0.0 for k in reading.kernels) if timed else None
+    if not total:
+        # A decode window that kept no kernel time (a loaded host ran the short profile slower
+        # than the long one) has nothing to split: shares of nothing are not a reading.
+        timed, total = False, None
     rows = [_row(k, rules, family, reading.paths, total) for k in reading.kernels]
     rows.sort(key=lambda r: (-(r.us_per_token or 0.0), -r.launches_per_token, r.name))
     phases = [_phase(p, [r for r in rows if r.phase == p], total)

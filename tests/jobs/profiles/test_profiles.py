@@ -405,3 +405,17 @@ def test_cupti_tables_from_files_read_as_the_nsys_ones() -> None:
                                                   files={"long.csv": tables["long.csv"]}))
     assert missing == Failure(kind="unparseable", reason="step short wrote no short.csv "
                               "(cupti-kernsum's --csv)")
+
+
+def test_a_decode_window_with_no_kernel_time_is_not_timed() -> None:
+    # A loaded host can run the short profile slower than the long one: the window between
+    # them keeps no kernel, or kernels of no time. Shares of nothing are not a split.
+    for kernels in ([], [KernelStat(name=GATHER, launches_per_token=1.0, us_per_token=0.0)]):
+        a = attribute(ProfileReading(tool="cupti-delta", tokens=[400, 200], kernels=kernels),
+                      rules(), "deepseek_v4")
+        assert not a.timed and a.total_us_per_token is None
+        assert all(p.share is None for p in a.phases)
+    timed = attribute(ProfileReading(tool="cupti-delta", tokens=[400, 200], kernels=[
+        KernelStat(name=GATHER, launches_per_token=1.0, us_per_token=5.0)]), rules(),
+        "deepseek_v4")
+    assert timed.timed and timed.total_us_per_token == 5.0
