@@ -165,7 +165,7 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def descendants_gone(pids: list[int]) -> bool:
-    return all(not Path(f"/proc/{p}").exists() or _zombie(p) for p in pids)
+    return all(gone(p) for p in pids)
 
 
 def commands_of(worker_pid: int) -> list[int]:
@@ -195,7 +195,8 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-def _zombie(pid: int) -> bool:
+def gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie not yet reaped."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jobs.spec.recipes import Invocation
+from tests.faults.harness import gone
 from tests.support.waits import eventually
 from workers import deathwatch, descendants, execute
 
@@ -37,13 +38,6 @@ signal.pause()
 # What a command learns of itself: the parent-death signal it was started with.
 PDEATHSIG = ("import ctypes, json; s = ctypes.c_int(0); "
              "ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(json.dumps(s.value))")
-
-
-def gone(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def cgroups_writable() -> bool:
