@@ -108,6 +108,13 @@ def decide(e: Evidence, q: Question) -> Verdict:
     gather, why, missing = _path(e, q, a)
     if gather is False:
         return _verdict(e, "not dominant", why, [e.profile_ref])
+    if not a.timed and not any(k.us_per_token is None for k in a.kernels):
+        # Timed kernels, yet no time between the two runs: the short one took as long as the
+        # long one (a loaded host), so the difference holds no decode token to split.
+        return _verdict(e, "not settled", "the profile's decode window kept no kernel time "
+                        "(the short run took as long as the long one)", [e.bench_ref],
+                        [f"a kernel profile for {e.backend} / {e.model} on an idle host"]
+                        + missing)
     if not a.timed:
         return _verdict(e, "not settled", f"trace not read: {_op_counts(a, q)}", [e.bench_ref],
                         [f"per-kernel time on {e.backend} (only op counts were measured; the "

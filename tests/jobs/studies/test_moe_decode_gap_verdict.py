@@ -147,6 +147,15 @@ def test_metal_is_not_settled_trace_not_read_and_names_its_op_counts() -> None:
     assert "per-kernel time on metal" in v.missing[0]
 
 
+def test_an_empty_decode_window_is_not_settled_and_not_called_an_unread_trace() -> None:
+    # The CUDA profile's long run was no slower than its short one: no kernel time is left.
+    for kernels in ({}, {GQ: 0.0, "sdpa_x": 0.0}):
+        v = decide(evidence(SLOW, FAST, kernels), Q)
+        assert v.outcome == "not settled" and "trace not read" not in v.reason
+        assert v.reason.startswith("the profile's decode window kept no kernel time")
+        assert v.missing[0] == "a kernel profile for cuda / ds on an idle host"
+
+
 def test_missing_measurements_are_listed() -> None:
     no_profile = decide(evidence(SLOW, FAST, None, paths=None), Q)
     assert no_profile.outcome == "not settled"
