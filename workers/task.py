@@ -19,7 +19,7 @@ from jobs.parsers.readings import BenchReading, Failure, Parsed, ProfileInput, P
 from jobs.record.attempts import AttemptResult, BuildInfo, Run
 from jobs.spec.cells import Cell
 from jobs.spec.recipes import Catalogue, Invocation
-from workers import execute
+from workers import descendants, execute
 from workers.hooks import Chain, Dropped, Runs
 from workers.hooks.lease import CellLease
 from workers.host_facts import facts
@@ -85,6 +85,7 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
     except Exception as error:  # a hook's own failure before the take: nothing of it ran
         log.exception("before cell %s", arrival.cell.id)
         return f"not run ({type(error).__name__}: {error})"
+    descendants.warm()  # its commands follow: their move into the cgroup waits beside this
     try:
         staging = ctx.artifacts.staging()
     except OSError as error:
@@ -270,6 +271,7 @@ def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]
 
 
 def _command(ctx: Context, attempt: Attempt, command: execute.Command) -> Runs:
+    descendants.warm()
     return ctx.hooks.command(attempt, command, lambda: (execute.run(command),))
 
 
