@@ -1,5 +1,6 @@
 """The keeper that makes a command's move into its cgroup quick: one at a time, gone before
-the worker moves (it would move it back out), and gone by its cap when no command comes."""
+the worker moves (it would move it back out), none right after a move, and gone by its cap
+when no command comes."""
 
 import subprocess
 import sys
@@ -31,7 +32,9 @@ with descendants.born_inside():
     assert descendants.own_cgroup() == cgroup
     born = subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout
 assert descendants.own_cgroup() == home
-descendants.WARM_FOR_S = 0.05
+descendants.warm()
+assert not keepers(), "a keeper right after a move, while the lock is still quick"
+descendants.WARM_AFTER_S, descendants.WARM_FOR_S = 0.0, 0.05
 descendants.warm()
 (keeper,) = keepers()
 keeper.join(10)
@@ -42,7 +45,8 @@ print(born.strip().rsplit("/", 1)[-1])
 """
 
 
-def test_the_keeper_ends_before_the_move_and_by_its_cap(tmp_path: Path) -> None:
+def test_the_keeper_ends_before_the_move_by_its_cap_and_is_skipped_after_one(
+        tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", WORKER, str(tmp_path / "w")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
