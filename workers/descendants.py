@@ -58,7 +58,7 @@ class _Cgroup:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.keeper: _Keeper | None = None
+        self.keeper: Keeper | None = None
         self.moved = 0.0  # monotonic: when the worker last stepped out
 
     def warm(self) -> None:
@@ -68,7 +68,7 @@ class _Cgroup:
             home = own_cgroup()
             assert home is not None
             with contextlib.suppress(OSError):
-                self.keeper = _Keeper(home)
+                self.keeper = Keeper(home)
                 self.keeper.start()
 
     @contextlib.contextmanager
@@ -108,7 +108,7 @@ class _Cgroup:
             os.close(fd)
 
 
-class _Keeper(threading.Thread):
+class Keeper(threading.Thread):
     """Keeps the kernel's lock for cgroup moves in its writers' fast state while a command is
     staged. The first move after an idle spell waits out an RCU grace period (5 to 9 ms on a
     kernel without cgroup2's `favordynmods`), and the state lasts only about one grace period

@@ -26,6 +26,10 @@ from workers.shared.signing import generate, signer
 ENVELOPE = b"x" * 1500  # about one cell's envelope
 PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
 IDLE_MOVE = "cgroup move after 150 ms without one"
+# The worker's staging of a command, as the keeper sees it: Python holding the GIL.
+STAGING_S = 0.010
+KEPT_MOVE = (f"cgroup move after 150 ms without one and {STAGING_S * 1e3:.0f} ms of staging "
+             "beside the worker's keeper (workers/descendants.py)")
 # The libraries every benchfleet command loads (settings are pydantic-settings, states are
 # pydantic models, output is rich, the CLI is click), and those only `record` adds (numpy for
 # the same-threshold's simulation, matplotlib for the plots; scipy only where samples share a
@@ -71,11 +75,18 @@ def cgroup_moves(repeats: int) -> dict[str, list[float]]:
         return {}
     probe = own / f"bench-floor-{os.getpid()}"
     probe.mkdir()
-    out: dict[str, list[float]] = {IDLE_MOVE: [], "cgroup move right after another": []}
+    out: dict[str, list[float]] = {IDLE_MOVE: [], "cgroup move right after another": [],
+                                   KEPT_MOVE: []}
     try:
         for _ in range(repeats):
             time.sleep(0.15)  # the quiet spell is the condition measured, not timed work
             for name in out:
+                if name == KEPT_MOVE:  # as a worker stages a command after an idle spell
+                    time.sleep(0.15)
+                    keeper = descendants.Keeper(own)
+                    keeper.start()
+                    _hold_the_gil(STAGING_S)
+                    keeper.stop()
                 start = time.perf_counter()
                 (probe / "cgroup.procs").write_text(str(os.getpid()))
                 out[name].append(time.perf_counter() - start)
@@ -84,6 +95,12 @@ def cgroup_moves(repeats: int) -> dict[str, list[float]]:
         (own / "cgroup.procs").write_text(str(os.getpid()))
         probe.rmdir()
     return out
+
+
+def _hold_the_gil(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def version_ratio(floors: dict[str, list[float]]) -> list[float]:
