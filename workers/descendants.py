@@ -25,13 +25,14 @@ from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
 GONE_WITHIN_S = 5.0
-# While a command is staged, how often the move's lock is taken again to keep it fast, and for
-# how long at most (a gate's wait or a build outlasts it: the move then waits as before).
-WARM_EVERY_S = 0.002
-WARM_FOR_S = 0.5
-# The lock stays quick for about 20 ms after a move (measured, Linux 6.18): a command staged
-# sooner after the last one started needs no keeper (back-to-back short cells).
-WARM_AFTER_S = 0.015
+# While a command is staged, how often the keeper takes the move's lock again to keep it quick,
+# and for how long at most since it was last asked (a checkout outlasts it: the move then
+# waits as before).
+KEEP_EVERY_S = 0.002
+KEEP_FOR_S = 0.5
+# The lock stays quick for about 20 ms after a move (tests/bench/floors.py, Linux 6.18): a
+# command staged sooner after the last one started needs no keeper (back-to-back short cells).
+QUICK_AFTER_MOVE_S = 0.015
 
 
 class _GroupsOnly:
@@ -43,6 +44,9 @@ class _GroupsOnly:
     def warm(self) -> None:
         pass
 
+    def rest(self) -> bool:
+        return False
+
     @contextlib.contextmanager
     def born_inside(self) -> Iterator[None]:
         yield
@@ -52,37 +56,56 @@ class _GroupsOnly:
 
 
 class _Cgroup:
-    """A cgroup v2 for the worker's commands, one command at a time (the solo pool)."""
+    """A cgroup v2 for the worker's commands, one command at a time (the solo pool). Called
+    from the worker's main thread only: the keeper is the one other thread that moves it."""
 
     kind = "cgroup"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, home: Path) -> None:
+        self.path, self.home = path, home
         self.keeper: Keeper | None = None
         self.moved = 0.0  # monotonic: when the worker last stepped out
+        self.inside = False  # between its step in and out: a keeper would move it back out
 
     def warm(self) -> None:
-        if time.monotonic() - self.moved < WARM_AFTER_S:
+        """A keeper from now until the command starts, where the move would be slow. It only
+        makes the move quicker: a keeper the host refuses leaves the move as it was."""
+        if self.inside or time.monotonic() - self.moved < QUICK_AFTER_MOVE_S:
             return
-        if self.keeper is None or not self.keeper.is_alive():
-            home = own_cgroup()
-            assert home is not None
-            with contextlib.suppress(OSError):
-                self.keeper = Keeper(home)
-                self.keeper.start()
+        if self.keeper is not None and self.keeper.is_alive():
+            self.keeper.extend()
+            return
+        try:
+            keeper = Keeper(self.home)
+        except OSError:
+            return
+        try:
+            keeper.start()
+        except RuntimeError:  # no thread to be had: close what it opened
+            os.close(keeper.fd)
+            return
+        self.keeper = keeper
+
+    def rest(self) -> bool:
+        """No keeper from now on; whether one was keeping the lock."""
+        keeper, self.keeper = self.keeper, None
+        if keeper is None or not keeper.is_alive():
+            return False
+        keeper.stop()
+        return True
 
     @contextlib.contextmanager
     def born_inside(self) -> Iterator[None]:
-        home = own_cgroup()
-        assert home is not None
-        if self.keeper is not None:  # gone before the worker moves: it would move it back
-            self.keeper.stop()
-            self.keeper = None
+        # The keeper gone before the step in: it would move the worker back out, and the
+        # command be born outside. Its join pays what is left of a grace period it waits out.
+        self.rest()
         _join(self.path)
+        self.inside = True
         try:
             yield
         finally:
-            _join(home)
+            self.inside = False
+            _join(self.home)
             self.moved = time.monotonic()
 
     def end(self) -> int:
@@ -111,25 +134,31 @@ class _Cgroup:
 class Keeper(threading.Thread):
     """Keeps the kernel's lock for cgroup moves in its writers' fast state while a command is
     staged. The first move after an idle spell waits out an RCU grace period (5 to 9 ms on a
-    kernel without cgroup2's `favordynmods`), and the state lasts only about one grace period
-    after the last move: this thread moves the worker where it already is (nothing moves, the
-    lock is taken) every WARM_EVERY_S, so the wait falls beside the staging, not before the
-    command's exec. It ends before the command starts, and never runs while one does."""
+    kernel without cgroup2's `favordynmods`), and the state lasts only about 20 ms after the
+    last move: this thread moves the worker where it already is (nothing moves, the lock is
+    taken) every KEEP_EVERY_S, so the wait falls beside the staging, not before the command's
+    exec. Each such move costs the host what the worker's own step in does: its forks and
+    exits take the lock's slow path meanwhile (what `favordynmods` makes permanent). It ends
+    before the command starts, never runs while one does, and rests while the worker waits
+    (`resting`), when another worker's command may be measured."""
 
     def __init__(self, home: Path) -> None:
-        super().__init__(name="benchfleet-cgroup-warm", daemon=True)
-        # Opened here: the thread's first call is the move itself, made while it still holds
-        # the GIL it started with (any call before it could wait out the switch interval).
+        super().__init__(name="benchfleet-cgroup-keeper", daemon=True)
+        # Opened here, so no call of the thread's releases the GIL before its first move (it
+        # could wait out the switch interval to get it back).
         self.fd = os.open(home / "cgroup.procs", os.O_WRONLY)
         self.stopped = threading.Event()
+        self.until = time.monotonic() + KEEP_FOR_S
+
+    def extend(self) -> None:
+        self.until = time.monotonic() + KEEP_FOR_S
 
     def run(self) -> None:
-        until = time.monotonic() + WARM_FOR_S
         pid = str(os.getpid()).encode()
         try:
-            while not self.stopped.is_set() and time.monotonic() < until:
+            while not self.stopped.is_set() and time.monotonic() < self.until:
                 os.write(self.fd, pid)
-                self.stopped.wait(WARM_EVERY_S)
+                self.stopped.wait(KEEP_EVERY_S)
         except OSError:
             pass  # the move itself is made, and said to fail, where the command starts
         finally:
@@ -159,9 +188,10 @@ def configure(identity: Path) -> tuple[str, int]:
     global _pen
     if not processes.available():
         return _pen.kind, 0
-    cgroup = _make_cgroup(identity)
-    if cgroup is not None:
-        _pen = _Cgroup(cgroup)
+    _pen.rest()
+    cgroup, home = _make_cgroup(identity), own_cgroup()
+    if cgroup is not None and home is not None:
+        _pen = _Cgroup(cgroup, home)
     else:
         processes.prctl(processes.CHILD_SUBREAPER, 1)
         _pen = _Subreaper()
@@ -171,6 +201,19 @@ def configure(identity: Path) -> tuple[str, int]:
 def warm() -> None:
     """A command will start soon: make the move into its cgroup quick by then."""
     _pen.warm()
+
+
+@contextlib.contextmanager
+def resting() -> Iterator[None]:
+    """Around a wait before a command (the idle gate, the host lease, a GPU's settle): no
+    keeper while this worker waits, since another's command may be measured meanwhile; it
+    keeps the lock again afterwards, for the rest of the way to the command."""
+    kept = _pen.rest()
+    try:
+        yield
+    finally:
+        if kept:
+            _pen.warm()
 
 
 def born_inside() -> contextlib.AbstractContextManager[None]:

@@ -85,7 +85,8 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
     except Exception as error:  # a hook's own failure before the take: nothing of it ran
         log.exception("before cell %s", arrival.cell.id)
         return f"not run ({type(error).__name__}: {error})"
-    descendants.warm()  # its commands follow: their move into the cgroup waits beside this
+    if refusal is None:
+        descendants.warm()  # its commands follow: their move into the cgroup waits beside this
     try:
         staging = ctx.artifacts.staging()
     except OSError as error:
@@ -271,7 +272,7 @@ def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]
 
 
 def _command(ctx: Context, attempt: Attempt, command: execute.Command) -> Runs:
-    descendants.warm()
+    descendants.warm()  # before the hooks, which rest it while they wait
     return ctx.hooks.command(attempt, command, lambda: (execute.run(command),))
 
 

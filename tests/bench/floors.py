@@ -66,28 +66,32 @@ def measure(repeats: int) -> dict[str, list[float]]:
 
 def cgroup_moves(repeats: int) -> dict[str, list[float]]:
     """A process moving itself into a cgroup, as a worker does before each command so that
-    the command is born there: after 150 ms with no move (an idle worker's next message) and
-    right after another. The kernel's first migration after a quiet spell waits out an RCU
-    grace period unless cgroup2 is mounted with `favordynmods` (which, on Linux 6.17 and
-    later, cannot be turned off again until reboot). {} where cgroup v2 is not writable."""
+    the command is born there: after 150 ms with no move (an idle worker's next message),
+    right after another, 12 and 20 ms after another (how long the move stays quick, which
+    the keeper's QUICK_AFTER_MOVE_S is set by), and after 150 ms and a staging beside the
+    worker's keeper (its join counted in). The kernel's first migration after a quiet spell
+    waits out an RCU grace period unless cgroup2 is mounted with `favordynmods` (which, on
+    Linux 6.17 and later, cannot be turned off again until reboot). {} where cgroup v2 is not
+    writable."""
     own = descendants.own_cgroup()
     if own is None or not os.access(own / "cgroup.procs", os.W_OK):
         return {}
     probe = own / f"bench-floor-{os.getpid()}"
     probe.mkdir()
-    out: dict[str, list[float]] = {IDLE_MOVE: [], "cgroup move right after another": [],
-                                   KEPT_MOVE: []}
+    # Each case's spell without a move before it (None: an idle spell, then the staging).
+    spells: dict[str, float | None] = {
+        IDLE_MOVE: 0.15, "cgroup move right after another": 0.0,
+        "cgroup move 12 ms after another": 0.012, "cgroup move 20 ms after another": 0.020,
+        KEPT_MOVE: None}
+    out: dict[str, list[float]] = {name: [] for name in spells}
     try:
         for _ in range(repeats):
-            time.sleep(0.15)  # the quiet spell is the condition measured, not timed work
-            for name in out:
-                if name == KEPT_MOVE:  # as a worker stages a command after an idle spell
-                    time.sleep(0.15)
-                    keeper = descendants.Keeper(own)
-                    keeper.start()
-                    _hold_the_gil(STAGING_S)
-                    keeper.stop()
+            for name, spell in spells.items():
+                keeper = _staged(own) if spell is None else None
+                time.sleep(spell or 0.0)  # the spell is the condition measured, not work
                 start = time.perf_counter()
+                if keeper:  # its join is on the way to the command too
+                    keeper.stop()
                 (probe / "cgroup.procs").write_text(str(os.getpid()))
                 out[name].append(time.perf_counter() - start)
                 (own / "cgroup.procs").write_text(str(os.getpid()))
@@ -97,10 +101,16 @@ def cgroup_moves(repeats: int) -> dict[str, list[float]]:
     return out
 
 
-def _hold_the_gil(seconds: float) -> None:
-    end = time.perf_counter() + seconds
+def _staged(own: Path) -> descendants.Keeper:
+    """As a worker stages a command after an idle spell: its keeper beside STAGING_S of
+    Python that holds the GIL, as the worker's own code does."""
+    time.sleep(0.15)  # the quiet spell is the condition measured, not timed work
+    keeper = descendants.Keeper(own)
+    keeper.start()
+    end = time.perf_counter() + STAGING_S
     while time.perf_counter() < end:
         pass
+    return keeper
 
 
 def version_ratio(floors: dict[str, list[float]]) -> list[float]:

@@ -1,6 +1,7 @@
-"""The keeper that makes a command's move into its cgroup quick: one at a time, gone before
-the worker moves (it would move it back out), none right after a move, and gone by its cap
-when no command comes."""
+"""The keeper that makes a command's move into its cgroup quick: one at a time, resting while
+the worker waits, gone before the worker steps in (it would move it back out) and while it is
+inside, none right after a move, gone by its cap when no command comes, none where the host
+refuses it, and none left by an earlier configuration."""
 
 import subprocess
 import sys
@@ -19,34 +20,49 @@ from pathlib import Path
 from workers import descendants
 
 def keepers():
-    return [t for t in threading.enumerate() if t.name == "benchfleet-cgroup-warm"]
+    return [t for t in threading.enumerate() if t.name == "benchfleet-cgroup-keeper"]
 
 how, _ = descendants.configure(Path(sys.argv[1]))
 assert how == "cgroup", how
 home, cgroup = descendants.own_cgroup(), descendants.cgroup()
-descendants.warm()
-descendants.warm()
-assert len(keepers()) == 1, keepers()
-with descendants.born_inside():
-    assert not keepers(), "the keeper outlived the move"
-    assert descendants.own_cgroup() == cgroup
-    born = subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout
-assert descendants.own_cgroup() == home
-descendants.warm()
-assert not keepers(), "a keeper right after a move, while the lock is still quick"
-descendants.WARM_AFTER_S, descendants.WARM_FOR_S = 0.0, 0.05
-descendants.warm()
-(keeper,) = keepers()
-keeper.join(10)
-assert not keeper.is_alive(), "the keeper outlived its cap"
-descendants.end()
-descendants.close()
+try:
+    descendants.warm()
+    descendants.warm()
+    assert len(keepers()) == 1, keepers()
+    with descendants.resting():
+        assert not keepers(), "a keeper while the worker waits"
+    assert len(keepers()) == 1, "no keeper again after the wait"
+    with descendants.born_inside():
+        assert not keepers(), "the keeper outlived the step in"
+        descendants.warm()
+        assert not keepers(), "a keeper while the worker is inside"
+        assert descendants.own_cgroup() == cgroup
+        born = subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True,
+                              text=True).stdout
+    assert descendants.own_cgroup() == home
+    descendants.QUICK_AFTER_MOVE_S = 60.0  # whatever the load, the move is that recent
+    descendants.warm()
+    assert not keepers(), "a keeper right after a move, while the lock is still quick"
+    descendants.QUICK_AFTER_MOVE_S, descendants.KEEP_FOR_S = 0.0, 0.05
+    descendants.warm()
+    (keeper,) = keepers()
+    keeper.join(10)
+    assert not keeper.is_alive(), "the keeper outlived its cap"
+    descendants._pen.home = Path(sys.argv[1]) / "gone"  # as a host that refuses the keeper
+    descendants.warm()
+    assert not keepers()
+    descendants._pen.home = home
+    descendants.warm()
+    descendants.configure(Path(sys.argv[1]))  # a worker configured again: no keeper left
+    assert not keepers(), "the first configuration's keeper outlived it"
+finally:
+    descendants.end()
+    descendants.close()
 print(born.strip().rsplit("/", 1)[-1])
 """
 
 
-def test_the_keeper_ends_before_the_move_by_its_cap_and_is_skipped_after_one(
-        tmp_path: Path) -> None:
+def test_the_keeper_lives_only_while_a_command_is_staged(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", WORKER, str(tmp_path / "w")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

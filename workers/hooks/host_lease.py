@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from workers import descendants
 from workers.execute import Command
 from workers.hooks import Hook, Proceed, Runs
 from workers.in_flight import Attempt, Group
@@ -67,7 +68,8 @@ class HostLease(Hook):
         except BlockingIOError:
             wait = _holder_until(fd) - time.time()
             self.keep_alive(max(wait, 0) + command.call.timeout_s)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            with descendants.resting():  # the holder's command is measured meanwhile
+                fcntl.flock(fd, fcntl.LOCK_EX)
         said = _said(fd)
         last = _parsed(said).get("sweep")
         if self._held_in_group and isinstance(last, str) and last != sweep_id:

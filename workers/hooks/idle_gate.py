@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jobs.record.attempts import AttemptResult, Gate
+from workers import descendants
 from workers.execute import Command
 from workers.hooks import Hook, Proceed, Runs
 from workers.host_facts import busy_gpu, gpu_state, load1, thermal_state
@@ -169,14 +170,14 @@ class Wait:
         """None once the host reads idle twice; why not, when the cap is reached first."""
         while True:
             if self._idle():
-                time.sleep(self.config.interval_s)  # the second reading, one update later
+                _wait(self.config.interval_s)  # the second reading, one update later
                 if self._idle():
                     return None
             spent = self.waited_s + time.monotonic() - started
             if spent >= self.config.max_wait_s:
                 return self._busy(spent)
             self.heard(self.waiting(spent))
-            time.sleep(min(self.config.interval_s, self.config.max_wait_s - spent))
+            _wait(min(self.config.interval_s, self.config.max_wait_s - spent))
 
     def again(self) -> Gate:
         """One reading under the host lease: idle, or past the cap, gives the gate; busy with
@@ -216,3 +217,8 @@ class Wait:
 def span(seconds: float) -> str:
     """A wait as people say it: seconds up to two minutes, then minutes."""
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _wait(seconds: float) -> None:
+    with descendants.resting():  # another worker's command may be measured meanwhile
+        time.sleep(seconds)
