@@ -30,8 +30,9 @@ GONE_WITHIN_S = 5.0
 # waits as before).
 KEEP_EVERY_S = 0.002
 KEEP_FOR_S = 0.5
-# The lock stays quick for about 20 ms after a move (tests/bench/floors.py, Linux 6.18): a
-# command staged sooner after the last one started needs no keeper (back-to-back short cells).
+# The lock stays quick for at least 12 ms after a move, not always for 20 (tests/bench/floors.py,
+# Linux 6.18): a command staged sooner after the last one started needs no keeper
+# (back-to-back short cells).
 QUICK_AFTER_MOVE_S = 0.015
 
 
@@ -79,12 +80,12 @@ class _Cgroup:
             keeper = Keeper(self.home)
         except OSError:
             return
+        self.keeper = keeper  # before it starts: whatever interrupts, rest() can stop it
         try:
             keeper.start()
         except RuntimeError:  # no thread to be had: close what it opened
+            self.keeper = None
             os.close(keeper.fd)
-            return
-        self.keeper = keeper
 
     def rest(self) -> bool:
         """No keeper from now on; whether one was keeping the lock."""
@@ -134,13 +135,14 @@ class _Cgroup:
 class Keeper(threading.Thread):
     """Keeps the kernel's lock for cgroup moves in its writers' fast state while a command is
     staged. The first move after an idle spell waits out an RCU grace period (5 to 9 ms on a
-    kernel without cgroup2's `favordynmods`), and the state lasts only about 20 ms after the
-    last move: this thread moves the worker where it already is (nothing moves, the lock is
+    kernel without cgroup2's `favordynmods`), and the state lasts only some 12 to 20 ms after
+    the last move: this thread moves the worker where it already is (nothing moves, the lock is
     taken) every KEEP_EVERY_S, so the wait falls beside the staging, not before the command's
     exec. Each such move costs the host what the worker's own step in does: its forks and
     exits take the lock's slow path meanwhile (what `favordynmods` makes permanent). It ends
     before the command starts, never runs while one does, and rests while the worker waits
-    (`resting`), when another worker's command may be measured."""
+    (`resting`), when another worker's command may be measured. It does run while the
+    worker stages a cell, which another worker's measured command may overlap."""
 
     def __init__(self, home: Path) -> None:
         super().__init__(name="benchfleet-cgroup-keeper", daemon=True)
@@ -207,13 +209,17 @@ def warm() -> None:
 def resting() -> Iterator[None]:
     """Around a wait before a command (the idle gate, the host lease, a GPU's settle): no
     keeper while this worker waits, since another's command may be measured meanwhile; it
-    keeps the lock again afterwards, for the rest of the way to the command."""
+    keeps the lock again afterwards, for the rest of the way to the command, unless the wait
+    raised (then no command follows soon)."""
     kept = _pen.rest()
-    try:
-        yield
-    finally:
-        if kept:
-            _pen.warm()
+    yield
+    if kept:
+        _pen.warm()
+
+
+def rest() -> None:
+    """No command follows soon after all (a cell that ended before it ran one)."""
+    _pen.rest()
 
 
 def born_inside() -> contextlib.AbstractContextManager[None]:

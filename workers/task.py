@@ -94,8 +94,12 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
             kind="store", reason=f"cannot stage the attempt's artifacts on {ctx.name}: "
             f"{error.strerror or error}"))
     else:
-        result = _push(ctx, attempt, staging, _result(ctx, attempt, None, refusal) if refusal
-                       else measure(ctx, attempt, staging))
+        try:
+            ended = _result(ctx, attempt, None, refusal) if refusal \
+                else measure(ctx, attempt, staging)
+        finally:
+            descendants.rest()  # a cell that ended before its command leaves no keeper
+        result = _push(ctx, attempt, staging, ended)
     ctx.hooks.after_cell(attempt, result)
     return "failed" if result.failure else "done"
 

@@ -1,7 +1,8 @@
 """The keeper that makes a command's move into its cgroup quick: one at a time, resting while
-the worker waits, gone before the worker steps in (it would move it back out) and while it is
-inside, none right after a move, gone by its cap when no command comes, none where the host
-refuses it, and none left by an earlier configuration."""
+the worker waits (and not back after a wait that raised), gone before the worker steps in (it
+would move it back out) and while it is inside, none right after a move, kept on when asked
+again, gone by its cap when no command comes, none where the host refuses it, and none left
+by an earlier configuration."""
 
 import subprocess
 import sys
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.skipif(not cgroups_writable(), reason="no writable cgro
 
 # In a process of its own: descendants keeps the worker's choice in the module.
 WORKER = """
-import subprocess, sys, threading
+import subprocess, sys, threading, time
 from pathlib import Path
 from workers import descendants
 
@@ -32,6 +33,12 @@ try:
     with descendants.resting():
         assert not keepers(), "a keeper while the worker waits"
     assert len(keepers()) == 1, "no keeper again after the wait"
+    try:
+        with descendants.resting():
+            raise TimeoutError  # a wait that ends the command's way
+    except TimeoutError:
+        pass
+    assert not keepers(), "a keeper again after a wait that raised"
     with descendants.born_inside():
         assert not keepers(), "the keeper outlived the step in"
         descendants.warm()
@@ -43,16 +50,22 @@ try:
     descendants.QUICK_AFTER_MOVE_S = 60.0  # whatever the load, the move is that recent
     descendants.warm()
     assert not keepers(), "a keeper right after a move, while the lock is still quick"
-    descendants.QUICK_AFTER_MOVE_S, descendants.KEEP_FOR_S = 0.0, 0.05
+    descendants.QUICK_AFTER_MOVE_S, descendants.KEEP_FOR_S = 0.0, 1.0
     descendants.warm()
     (keeper,) = keepers()
+    time.sleep(0.7)  # most of its time, then asked again: it keeps on from then
+    descendants.warm()
+    time.sleep(0.7)
+    assert keepers() == [keeper], "the keeper did not keep on when asked again"
     keeper.join(10)
     assert not keeper.is_alive(), "the keeper outlived its cap"
     descendants._pen.home = Path(sys.argv[1]) / "gone"  # as a host that refuses the keeper
     descendants.warm()
     assert not keepers()
     descendants._pen.home = home
+    descendants.KEEP_FOR_S = 60.0
     descendants.warm()
+    assert keepers()
     descendants.configure(Path(sys.argv[1]))  # a worker configured again: no keeper left
     assert not keepers(), "the first configuration's keeper outlived it"
 finally:

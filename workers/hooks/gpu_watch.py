@@ -20,7 +20,6 @@ import time
 
 from jobs.record.attempts import AttemptResult
 from jobs.record.gpu_state import GpuReading
-from workers import descendants
 from workers.execute import Command
 from workers.gpu_reader import read_gpus
 from workers.hooks import Hook, Proceed, Runs
@@ -73,8 +72,7 @@ class GpuWatch(Hook):
             return
         left = self.settle_s - (time.monotonic() - self.ended)
         if left > 0:
-            with descendants.resting():
-                time.sleep(left)  # waiting for the sensor's window to close, not for work
+            time.sleep(left)  # waiting for the sensor's window to close, not for work
 
     def before_store(self, attempt: Attempt, result: AttemptResult) -> AttemptResult:
         return result.model_copy(update={"gpu_start": list(self.start),

@@ -76,7 +76,8 @@ class IdleGate(Hook):
         voice = Voice(attempt, self.notes)
         wait = Wait(self.config, voice.busy)
         while True:
-            self.gate = wait.until_idle()
+            with descendants.resting():  # another worker's command may be measured meanwhile
+                self.gate = wait.until_idle()
             voice.ended(self.gate)
             self.wait = wait if self.gate.idle else None
             try:
@@ -170,14 +171,14 @@ class Wait:
         """None once the host reads idle twice; why not, when the cap is reached first."""
         while True:
             if self._idle():
-                _wait(self.config.interval_s)  # the second reading, one update later
+                time.sleep(self.config.interval_s)  # the second reading, one update later
                 if self._idle():
                     return None
             spent = self.waited_s + time.monotonic() - started
             if spent >= self.config.max_wait_s:
                 return self._busy(spent)
             self.heard(self.waiting(spent))
-            _wait(min(self.config.interval_s, self.config.max_wait_s - spent))
+            time.sleep(min(self.config.interval_s, self.config.max_wait_s - spent))
 
     def again(self) -> Gate:
         """One reading under the host lease: idle, or past the cap, gives the gate; busy with
@@ -217,8 +218,3 @@ class Wait:
 def span(seconds: float) -> str:
     """A wait as people say it: seconds up to two minutes, then minutes."""
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def _wait(seconds: float) -> None:
-    with descendants.resting():  # another worker's command may be measured meanwhile
-        time.sleep(seconds)
