@@ -27,6 +27,7 @@ from workers.hooks.events import CellEvents
 from workers.hooks.gpu_watch import GpuWatch
 from workers.hooks.host_lease import HostLease
 from workers.hooks.idle_gate import GateConfig, IdleGate
+from workers.hooks.keeper import KeepMoveQuick
 from workers.hooks.lease import CellLease
 from workers.hooks.phase import Phases
 from workers.hooks.policy import Policy
@@ -138,7 +139,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    HostLease(settings.host_lock, name, slack, cell_lease.cover),
                    idle.under_lease, Phases(notes),
                    GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
-                   *([events] if events else [])])
+                   *([events] if events else []), KeepMoveQuick()])
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=catalogue,
                    workspace=Workspace(workspace, settings.setup_timeout_s),

@@ -85,8 +85,6 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
     except Exception as error:  # a hook's own failure before the take: nothing of it ran
         log.exception("before cell %s", arrival.cell.id)
         return f"not run ({type(error).__name__}: {error})"
-    if refusal is None:
-        descendants.warm()  # its commands follow: their move into the cgroup waits beside this
     try:
         staging = ctx.artifacts.staging()
     except OSError as error:
@@ -94,12 +92,8 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
             kind="store", reason=f"cannot stage the attempt's artifacts on {ctx.name}: "
             f"{error.strerror or error}"))
     else:
-        try:
-            ended = _result(ctx, attempt, None, refusal) if refusal \
-                else measure(ctx, attempt, staging)
-        finally:
-            descendants.rest()  # a cell that ended before its command leaves no keeper
-        result = _push(ctx, attempt, staging, ended)
+        result = _push(ctx, attempt, staging, _result(ctx, attempt, None, refusal) if refusal
+                       else measure(ctx, attempt, staging))
     ctx.hooks.after_cell(attempt, result)
     return "failed" if result.failure else "done"
 
@@ -276,7 +270,7 @@ def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]
 
 
 def _command(ctx: Context, attempt: Attempt, command: execute.Command) -> Runs:
-    descendants.warm()  # before the hooks, which rest it while they wait
+    descendants.warm()  # before the hooks, which rest it while they wait (workers/hooks/keeper.py)
     return ctx.hooks.command(attempt, command, lambda: (execute.run(command),))
 
 
