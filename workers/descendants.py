@@ -3,8 +3,10 @@ runs in a cgroup of its worker's, killed when it ends, where the host has a writ
 elsewhere on Linux the worker is a child subreaper that ends what it adopted.
 
 A process group is not enough: `setsid` leaves it, and a daemon that inherited the host lease's
-descriptor would hold the lease for ever. The worker's own cgroup is never killed: it steps
-into the command's cgroup only for the spawn, so the child is born inside before it can fork.
+descriptor would hold the lease for ever. The worker's own cgroup is never killed: its watch
+starts the first command after an idle spell inside the commands' cgroup (workers/births.py),
+and for the others the worker steps in only for the spawn; either way the child is born inside
+before it can fork.
 A worker SIGKILLed mid-command has its cgroup killed by its watch (workers/deathwatch.py), and
 by the worker of that name when it starts again, should the watch be gone too. Without
 cgroups, the nets for that case are its supervisor (a subreaper too, deploy/supervise.py) and
@@ -15,16 +17,21 @@ import contextlib
 import hashlib
 import os
 import select
+import signal
 import threading
 import time
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from workers import deathwatch
 from workers.shared import processes
 
 # How long the processes a command left get to be gone once killed.
 GONE_WITHIN_S = 5.0
+# While they go, how often the cgroup's processes are read and killed again (a fork between
+# the reading and the kill, a process not yet gone).
+KILL_AGAIN_S = 0.01
 # While a command is staged, how often the keeper takes the move's lock again to keep it quick,
 # and for how long at most since it was last asked (a checkout outlasts it: the move then
 # waits as before).
@@ -34,6 +41,11 @@ KEEP_FOR_S = 0.5
 # Linux 6.18): a command staged sooner after the last one started needs no keeper
 # (back-to-back short cells).
 QUICK_AFTER_MOVE_S = 0.015
+# A command that follows the last one's start by more than this is the first after an idle
+# spell: the watch bears it inside (workers/births.py), which waits out no grace period. Sooner,
+# cells come back to back, and a move the last one (or the keeper) keeps quick costs a third of
+# a birth (docs/benchmarks/overhead-profiles.md).
+IDLE_AFTER_S = 0.1
 
 
 class _GroupsOnly:
@@ -52,6 +64,12 @@ class _GroupsOnly:
     def born_inside(self) -> Iterator[None]:
         yield
 
+    def by_watch(self) -> bool:
+        return False
+
+    def started(self) -> None:
+        pass
+
     def end(self) -> int:
         return 0
 
@@ -66,12 +84,14 @@ class _Cgroup:
         self.path, self.home = path, home
         self.keeper: Keeper | None = None
         self.moved = 0.0  # monotonic: when the worker last stepped out
+        self.last = 0.0  # monotonic: when its last command started, moved into or born inside
         self.inside = False  # between its step in and out: a keeper would move it back out
 
     def warm(self) -> None:
-        """A keeper from now until the command starts, where the move would be slow. It only
-        makes the move quicker: a keeper the host refuses leaves the move as it was."""
-        if self.inside or time.monotonic() - self.moved < QUICK_AFTER_MOVE_S:
+        """A keeper from now until the command starts, where the move would be slow and the
+        watch will not bear the command instead. It only makes the move quicker: a keeper the
+        host refuses leaves the move as it was."""
+        if self.inside or self._quick() or self._idle() and deathwatch.bears():
             return
         if self.keeper is not None and self.keeper.is_alive():
             self.keeper.extend()
@@ -95,6 +115,21 @@ class _Cgroup:
         keeper.stop()
         return True
 
+    def by_watch(self) -> bool:
+        """Whether the next command is better born inside by the watch than moved into: the
+        move would be slow, and no keeper is making it quick."""
+        return not self._quick() and self._idle() and \
+            (self.keeper is None or not self.keeper.is_alive())
+
+    def started(self) -> None:
+        self.last = time.monotonic()
+
+    def _quick(self) -> bool:
+        return time.monotonic() - self.moved < QUICK_AFTER_MOVE_S
+
+    def _idle(self) -> bool:
+        return time.monotonic() - self.last >= IDLE_AFTER_S
+
     @contextlib.contextmanager
     def born_inside(self) -> Iterator[None]:
         # The keeper gone before the step in: it would move the worker back out, and the
@@ -110,12 +145,22 @@ class _Cgroup:
             self.moved = time.monotonic()
 
     def end(self) -> int:
-        """Kill every process in the cgroup and wait until it is empty; how many there were."""
+        """Kill every process in the cgroup and wait until it is empty; how many there were.
+        Each by its pid, again until none is left (a fork between reading and killing shows
+        on the next reading), not by cgroup.kill: Linux (6.18 among others) then kills every
+        child born into the cgroup later with CLONE_INTO_CGROUP at once, since its kill
+        count no longer matches the watch's cgroup's."""
         left = (self.path / "cgroup.procs").read_text().split()
         if left:
-            (self.path / "cgroup.kill").write_text("1")
             self._until_empty()
         return len(left)
+
+    def renew(self) -> None:
+        """The commands' cgroup made afresh, where the last worker of this name left it (its
+        watch may have killed it: see end()). Empty by now; where it cannot go, it stays."""
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+            self.path.mkdir()
 
     def _until_empty(self) -> None:
         deadline = time.monotonic() + GONE_WITHIN_S
@@ -124,10 +169,13 @@ class _Cgroup:
             poller = select.poll()
             poller.register(fd, select.POLLPRI)  # the kernel flags every change of the file
             while b"populated 1" in os.pread(fd, 4096, 0):
+                for pid in (self.path / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RuntimeError(f"{self.path} still holds processes after cgroup.kill")
-                poller.poll(left * 1000)
+                    raise RuntimeError(f"{self.path} still holds processes after SIGKILL")
+                poller.poll(min(left, KILL_AGAIN_S) * 1000)
         finally:
             os.close(fd)
 
@@ -194,9 +242,11 @@ def configure(identity: Path) -> tuple[str, int]:
     cgroup, home = _make_cgroup(identity), own_cgroup()
     if cgroup is not None and home is not None:
         _pen = _Cgroup(cgroup, home)
-    else:
-        processes.prctl(processes.CHILD_SUBREAPER, 1)
-        _pen = _Subreaper()
+        ended = _pen.end()
+        _pen.renew()
+        return _pen.kind, ended
+    processes.prctl(processes.CHILD_SUBREAPER, 1)
+    _pen = _Subreaper()
     return _pen.kind, _pen.end()
 
 
@@ -225,6 +275,17 @@ def rest() -> None:
 def born_inside() -> contextlib.AbstractContextManager[None]:
     """Around starting a command: it starts where its end can find all it leaves."""
     return _pen.born_inside()
+
+
+def by_watch() -> bool:
+    """Whether to ask the watch to bear the next command inside its cgroup (workers/births.py)
+    rather than step in for the spawn: the first command after an idle spell."""
+    return _pen.by_watch()
+
+
+def started() -> None:
+    """A command has just started, either way."""
+    _pen.started()
 
 
 def end() -> int:

@@ -23,7 +23,7 @@ from typing import Literal
 from jobs.parsers.readings import RunOutput
 from jobs.record.attempts import Run
 from jobs.spec.recipes import Invocation
-from workers import deathwatch, descendants, orphans
+from workers import births, deathwatch, descendants, orphans
 from workers.host_facts import load1
 from workers.shared import processes
 from workers.shared.clock import now
@@ -105,16 +105,23 @@ def run(command: Command) -> Run:
         prefix = () if watched or not _runnable(call.argv[0], command.cwd, env) \
             else orphans.pdeathsig_prefix()
         try:
-            with descendants.born_inside():
-                proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
-                                        stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        start_new_session=True, pass_fds=command.pass_fds,
-                                        preexec_fn=None if watched or prefix
-                                        else processes.die_with_parent)
+            # After an idle spell the watch bears it inside its cgroup; else, or where the
+            # watch cannot, the worker steps in for the spawn (workers/births.py says why).
+            proc: subprocess.Popen[bytes] | births.Born | None = deathwatch.spawn(
+                call.argv, str(command.cwd), env, (_devnull(), out.fileno(), err.fileno()),
+                command.pass_fds) if watched and descendants.by_watch() else None
+            if proc is None:
+                with descendants.born_inside():
+                    proc = subprocess.Popen([*prefix, *call.argv], cwd=command.cwd, env=env,
+                                            stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                            start_new_session=True, pass_fds=command.pass_fds,
+                                            preexec_fn=None if watched or prefix
+                                            else processes.die_with_parent)
         except OSError as error:
             err.write(f"cannot start {call.argv[0]}: {error.strerror}\n".encode())
             code = 127
         else:
+            descendants.started()
             orphans.started(proc.pid)
             _running.add(proc.pid)
             if _halted:  # halted while it started: the handler could not see this group yet
@@ -143,7 +150,8 @@ def output(run: Run, base: Path, timeout_s: float) -> RunOutput:
                      exit_code=run.exit_code, timed_out=run.timed_out, timeout_s=timeout_s)
 
 
-def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, bool]:
+def _wait(proc: "subprocess.Popen[bytes] | births.Born", command: Command
+          ) -> tuple[int, bool, bool]:
     """(exit code, timed out, stopped): blocks until the child exits, the timeout passes,
     or `should_stop` says so when the wake descriptor stirs."""
     deadline = time.monotonic() + command.call.timeout_s
@@ -161,7 +169,7 @@ def _wait(proc: subprocess.Popen[bytes], command: Command) -> tuple[int, bool, b
                 wake = None  # the wake socket closed (Redis went away): wait on the child
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> int:
+def _stop(proc: "subprocess.Popen[bytes] | births.Born") -> int:
     """SIGTERM the group, then SIGKILL after a grace period; the leader's exit code."""
     _signal_group(proc.pid, signal.SIGTERM)
     try:
@@ -266,6 +274,11 @@ def _runnable(program: str, cwd: Path, env: dict[str, str]) -> bool:
     if os.sep in program:
         return os.access(cwd / program, os.X_OK)
     return shutil.which(program, path=env.get("PATH")) is not None
+
+
+@cache  # one descriptor of /dev/null, the stdin of every command the watch starts
+def _devnull() -> int:
+    return os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)  # as Popen's DEVNULL
 
 
 @cache  # a pure test of a name against constants: the worker's environment asks it per command

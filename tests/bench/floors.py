@@ -20,7 +20,7 @@ import redis
 
 from runner.demo.redis_server import RedisServer
 from tests.bench.figures import interleave
-from workers import descendants
+from workers import deathwatch, descendants
 from workers.shared.signing import generate, signer
 
 ENVELOPE = b"x" * 1500  # about one cell's envelope
@@ -30,6 +30,9 @@ IDLE_MOVE = "cgroup move after 150 ms without one"
 STAGING_S = 0.010
 KEPT_MOVE = (f"cgroup move after 150 ms without one and {STAGING_S * 1e3:.0f} ms of staging "
              "beside the worker's keeper (workers/descendants.py)")
+BORN = ("start of `true` born inside a cgroup by the worker's watch (workers/births.py), "
+        "after 150 ms idle, until it exec'd")
+SPAWNED = "start of `true` by subprocess.Popen (vfork), after 150 ms idle, until it exec'd"
 # The libraries every benchfleet command loads (settings are pydantic-settings, states are
 # pydantic models, output is rich, the CLI is click), and those only `record` adds (numpy for
 # the same-threshold's simulation, matplotlib for the plots; scipy only where samples share a
@@ -61,7 +64,8 @@ def measure(repeats: int) -> dict[str, list[float]]:
                                                          check=True),
         "`python -c` the same and the record's numpy and matplotlib":
             lambda: subprocess.run([sys.executable, "-c", RECORD_STACK], check=True)})
-    return {**fast, **starts, **cgroup_moves(max(3, repeats // 20))}
+    return {**fast, **starts, **cgroup_moves(max(3, repeats // 20)),
+            **births(max(3, repeats // 20))}
 
 
 def cgroup_moves(repeats: int) -> dict[str, list[float]]:
@@ -97,6 +101,43 @@ def cgroup_moves(repeats: int) -> dict[str, list[float]]:
                 (own / "cgroup.procs").write_text(str(os.getpid()))
     finally:
         (own / "cgroup.procs").write_text(str(os.getpid()))
+        probe.rmdir()
+    return out
+
+
+def births(repeats: int) -> dict[str, list[float]]:
+    """How long a command's start takes when the watch bears it inside the commands' cgroup
+    (what a worker does for the first command after an idle spell), against a plain vfork
+    outside any cgroup change (what bare Celery's subprocess does): each timed until the exec,
+    as both return then. {} where the watch cannot bear children into a cgroup here."""
+    own = descendants.own_cgroup()
+    if own is None or not os.access(own / "cgroup.procs", os.W_OK):
+        return {}
+    probe = own / f"bench-births-{os.getpid()}"
+    probe.mkdir()
+    out: dict[str, list[float]] = {BORN: [], SPAWNED: []}
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        if not deathwatch.start(probe):
+            return {}
+        env = dict(os.environ)
+        for _ in range(repeats):
+            time.sleep(0.15)  # the quiet spell is the condition measured, not timed work
+            start = time.perf_counter()
+            born = deathwatch.spawn(["true"], "/", env, (null, null, null), [])
+            out[BORN].append(time.perf_counter() - start)
+            if born is None:
+                return {}
+            born.wait()
+            time.sleep(0.15)
+            start = time.perf_counter()
+            spawned = subprocess.Popen(["true"], cwd="/", env=env, stdin=null, stdout=null,
+                                       stderr=null, start_new_session=True)
+            out[SPAWNED].append(time.perf_counter() - start)
+            spawned.wait()
+    finally:
+        deathwatch.stop()
+        os.close(null)
         probe.rmdir()
     return out
 

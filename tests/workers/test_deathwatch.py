@@ -39,6 +39,14 @@ signal.pause()
 PDEATHSIG = ("import ctypes, json; s = ctypes.c_int(0); "
              "ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(json.dumps(s.value))")
 
+# The same, and how often the watch (its pid the argument) was scheduled off the CPU at the
+# command's start and 0.3 s later.
+SLEPT_THROUGH = ("import ctypes, json, sys, time; s = ctypes.c_int(0); "
+                 "ctypes.CDLL(None).prctl(2, ctypes.byref(s)); "
+                 "n = lambda: sum(int(l.split()[1]) for l in open(f'/proc/{sys.argv[1]}/status') "
+                 "if 'ctxt_switches' in l); a = n(); time.sleep(0.3); "
+                 "print(json.dumps([s.value, a, n()]))")
+
 
 def cgroups_writable() -> bool:
     own = descendants.own_cgroup()
@@ -88,11 +96,6 @@ def _pdeathsig(tmp_path: Path) -> int:
     return int(json.loads(out.stdout.read_text()))
 
 
-def _switches(pid: int) -> int:
-    """How often the process has been scheduled off the CPU: once per wake-up, at least."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text()
-                  .splitlines())
-    return int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"])
 
 
 def test_a_watched_command_is_started_without_a_signal_or_wrapper(tmp_path: Path,
@@ -102,11 +105,17 @@ def test_a_watched_command_is_started_without_a_signal_or_wrapper(tmp_path: Path
     # It writes its ready byte just before poll(2): count from once it is asleep there.
     eventually(lambda: "poll" in Path(f"/proc/{watch}/wchan").read_text(), 10,
                "the watch asleep in poll")
-    before = _switches(watch)
     # The command is the process the worker started (no wrapper exec'd it), and carries no
-    # parent-death signal (so subprocess could vfork the worker).
-    assert _pdeathsig(tmp_path) == 0
-    assert _switches(watch) == before  # the watch slept through it
+    # parent-death signal (so subprocess could vfork the worker). The watch may wake to start
+    # it (workers/births.py), and then sleeps through it: counted from inside the command.
+    call = Invocation(argv=[sys.executable, "-c", SLEPT_THROUGH, str(watch)], env={},
+                      timeout_s=30)
+    out = execute.Files(tmp_path / "out.txt", tmp_path / "err.txt")
+    run = execute.run(execute.Command("measure", "measure", call, tmp_path, out, tmp_path))
+    assert run.exit_code == 0, (tmp_path / "err.txt").read_text()
+    signal_set, before, after = json.loads(out.stdout.read_text())
+    assert signal_set == 0
+    assert after == before  # the watch slept through it
 
 
 def test_an_unwatched_command_still_dies_with_its_parent(tmp_path: Path) -> None:
