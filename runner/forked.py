@@ -4,7 +4,9 @@ The record's figures are drawn this way: a child forked once the record is built
 already, so nothing is copied or pickled on the way in, and matplotlib is imported and each
 figure drawn there while the parent writes the JSON and Markdown (docs/benchmarks/
 overhead-profiles.md: about 0.6 s a figure, and matplotlib's import, against a record of one
-second at 1,000 cells). Only on Linux: macOS's system frameworks are not safe to use in a
+second at 1,000 cells). `Primed` starts its child before its input exists, so that a slow import
+(matplotlib's) runs beside the parent's own work (reading the attempts) and is paid once for
+all the figures. Only on Linux: macOS's system frameworks are not safe to use in a
 forked child, so elsewhere, and wherever a fork fails, the work is done in this process
 when its result is asked for.
 """
@@ -16,11 +18,13 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from functools import partial
+from typing import BinaryIO, Generic, TypeVar
 
 from workers.shared.processes import die_with_parent
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 FORKS = sys.platform == "linux"
 # Signals that stop a command: blocked across the fork, so none lands in the child while it
@@ -63,6 +67,11 @@ class Forked(Generic[T]):
         os.close(write)
         self._pid, self._read = pid, read
 
+    @property
+    def forked(self) -> bool:
+        """Whether the work runs in a child (else it runs here, when its result is asked)."""
+        return self._pid != 0
+
     def result(self) -> T:
         if self._collected:
             raise RuntimeError("a forked work's result is collected once")
@@ -103,6 +112,78 @@ class Forked(Generic[T]):
 
     def __exit__(self, *_: object) -> None:
         self.stop()
+
+
+class Primed(Generic[A, T]):
+    """A child started now that runs `prime()` at once and then waits: `give(x)` sends it its
+    input (pickled), `result()` waits for `work(x)`. Where no child could be forked, `work(x)`
+    runs here when the result is asked (`prime` is then left out: `work` must not need it)."""
+
+    def __init__(self, prime: Callable[[], object], work: Callable[[A], T]) -> None:
+        self._work, self._inbound = work, -1
+        self._given: tuple[A] | None = None
+        read, write = os.pipe()
+        try:
+            self._child: Forked[T] = Forked(partial(_primed, prime, work, read, write))
+        finally:
+            os.close(read)
+        if self._child.forked:
+            self._inbound = write
+        else:
+            os.close(write)
+
+    def give(self, given: A) -> None:
+        self._given = (given,)
+        if self._inbound < 0:
+            return
+        # Its length first: the child reads that much, not up to an end of file that a later
+        # fork of this process, holding the pipe too, would put off.
+        message = pickle.dumps(given)
+        left = memoryview(len(message).to_bytes(8, "big") + message)
+        try:
+            while left:  # the child reads it once primed: this may wait for that
+                left = left[os.write(self._inbound, left):]
+        except BrokenPipeError:
+            pass  # the child is gone: result() says how
+        finally:
+            os.close(self._inbound)
+            self._inbound = -1
+
+    def result(self) -> T:
+        if self._given is None:
+            raise RuntimeError("a primed work's result is asked before its input was given")
+        if not self._child.forked:
+            return self._work(*self._given)
+        return self._child.result()
+
+    def stop(self) -> None:
+        if self._inbound >= 0:
+            os.close(self._inbound)
+            self._inbound = -1
+        self._child.stop()
+
+    def __enter__(self) -> "Primed[A, T]":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+def _primed(prime: Callable[[], object], work: Callable[[A], T], read: int, write: int) -> T:
+    """In the child: prime, then wait for the input and work on it."""
+    os.close(write)
+    prime()
+    with os.fdopen(read, "rb") as inbound:
+        size = int.from_bytes(_exactly(inbound, 8), "big")
+        given: A = pickle.loads(_exactly(inbound, size))
+    return work(given)
+
+
+def _exactly(pipe: BinaryIO, size: int) -> bytes:
+    data = pipe.read(size)
+    if len(data) != size:
+        raise EOFError("the parent closed the pipe before sending the work's input whole")
+    return data
 
 
 def _child(work: Callable[[], object], read: int, write: int, parent: int,

@@ -30,7 +30,7 @@ from jobs.views.markdown import pieces as markdown_pieces
 from jobs.views.record_json import json_pieces
 from jobs.views.shown import Shown, shown
 from runner.collector import give_back_freed
-from runner.forked import Forked
+from runner.forked import Forked, Primed
 from runner.reparse import raw_problems
 from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
 from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
@@ -137,7 +137,9 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     return problems + raw_problems(store, record, read.results) + differences(record, rebuilt)
 
 
-def write(record: Record, out: Path) -> Written:
+def write(record: Record, out: Path, drawer: "Drawer | None" = None) -> Written:
+    """Write the record to `out`; its figures drawn by `drawer` (started by `figure_drawer`
+    before the record was gathered), else by one started here."""
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give -o a directory for the record")
     try:
@@ -145,25 +147,26 @@ def write(record: Record, out: Path) -> Written:
     except OSError as error:
         raise UserError(f"cannot create {out} ({error.strerror}); give -o a writable "
                         "directory") from None
-    # Each figure is drawn in a child while this process writes the data and the JSON; the
+    # The figures are drawn in children while this process writes the data and the JSON; the
     # Markdown, which links the figures that were made, comes last. Every file is written
     # beside its place and all are moved in once all are made: a figure, the data or the
     # JSON that fails leaves the record before it whole.
-    picked = {title: (name, shown(record, figure)) for title, (name, figure) in _FIGURES.items()}
+    picked = {title: what for title, (_, figure) in _FIGURES.items()
+              if (what := shown(record, figure))}
     data = out / "data" / record.sweep_id
     json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
     with _Staged() as staged, contextlib.ExitStack() as children:
-        drawing = {title: (name, children.enter_context(Forked(partial(_figure, what))))
-                   for title, (name, what) in picked.items() if what}
+        if drawer is None:
+            drawer = children.enter_context(figure_drawer())
+        drawer.give(picked)
         data.mkdir(parents=True, exist_ok=True)
         for name, pieces in raw_parts(record).items():
             staged.write(data / name, pieces)
         staged.write(json_path, json_pieces(record))
         plots = {}
-        for title, (name, child) in drawing.items():
-            png = child.result()
+        for title, png in drawer.result().items():
             if png:
-                plots[title] = out / name.format(record.sweep_id)
+                plots[title] = out / _FIGURES[title][0].format(record.sweep_id)
                 staged.write(plots[title], png)
         links = {title: path.name for title, path in plots.items()}
         staged.write(md_path, markdown_pieces(record, links, data.relative_to(out).as_posix()))
@@ -176,12 +179,37 @@ _FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
             "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
             "per-token time by phase": ("{}-phases.png", "phases")}
 
+# The child that draws a record's figures: given what each shows, it answers each's PNG.
+Drawer = Primed[dict[str, Shown], dict[str, bytes | None]]
+
+
+def figure_drawer() -> Drawer:
+    """Start the child that will draw the figures: it imports matplotlib now, beside the
+    reading of the attempts, where a child forked once the record is built imported it then
+    and once per figure (0.25 s to 0.4 s each, against a record of about a second at 1,000
+    cells; docs/benchmarks/overhead-profiles.md)."""
+    return Primed(_import_plots, _draw)
+
+
+def _import_plots() -> None:
+    # Imported only in the drawing child: the worker process imports the CLI, and matplotlib
+    # brings numpy, whose BLAS starts a thread pool in whatever process imports it; and a
+    # record's own process need not import matplotlib at all (runner/forked.py).
+    import jobs.views.plots  # noqa: F401
+
+
+def _draw(picked: dict[str, Shown]) -> dict[str, bytes | None]:
+    """In the drawing child: each figure but the last in a child of its own, forked once the
+    import is paid, the last one here; all at once, as many as the cores let."""
+    titles = list(picked)
+    with contextlib.ExitStack() as children:
+        others = {t: children.enter_context(Forked(partial(_figure, picked[t])))
+                  for t in titles[:-1]}
+        last = {t: _figure(picked[t]) for t in titles[-1:]}
+        return {**{t: child.result() for t, child in others.items()}, **last}
+
 
 def _figure(what: Shown) -> bytes | None:
-    # Imported here, where it is drawn: the worker process imports the CLI, and matplotlib
-    # brings numpy, whose BLAS starts a thread pool in whatever process imports it; and a
-    # record's own process need not import matplotlib at all when its figures are drawn in
-    # children (runner/forked.py).
     from jobs.views.plots import png
 
     return png(what)

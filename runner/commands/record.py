@@ -7,7 +7,7 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from runner.collector import paused_collector
-from runner.records import gather, gather_stored, write
+from runner.records import figure_drawer, gather, gather_stored, write
 from workers.shared.settings import load_settings
 from workers.shared.state import Store
 from workers.shared.stores import open_store
@@ -23,7 +23,8 @@ def command(sweep: str | None, out: Path, from_store: bool) -> int:
     """Write a sweep's record (Markdown, JSON, PNG); SWEEP defaults to the newest."""
     settings = load_settings()
     artifacts = open_store(settings.artifacts, settings)
-    with paused_collector():
+    # The figures' child starts first: it imports matplotlib while this process reads.
+    with paused_collector(), figure_drawer() as drawer:
         if from_store:
             if not sweep:
                 raise UserError("--from-store needs the sweep's full id (a folder of the "
@@ -32,7 +33,7 @@ def command(sweep: str | None, out: Path, from_store: bool) -> int:
         else:
             store = Store.connect(settings.redis_url)
             record = gather(store, artifacts, store.resolve(sweep))
-        written = write(record, out)
+        written = write(record, out, drawer)
     r = written.record
     console = Console()
     console.print(f"{r.cells_measured} of {r.cells_expected} cells measured, "

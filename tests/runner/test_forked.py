@@ -1,6 +1,7 @@
 """Work in a forked child (runner/forked.py), and the record's figures drawn that way: the
 child's result or exception comes back, a child that dies is said, one left behind is
-stopped, and the figures are the bytes the record's own process would have drawn."""
+stopped, a primed child primes before its input exists, and the figures are the bytes the
+record's own process would have drawn."""
 
 import ctypes
 import errno
@@ -15,7 +16,7 @@ import pytest
 
 from jobs.record.model import Record
 from runner import forked, records
-from runner.forked import ChildFailed, Forked
+from runner.forked import ChildFailed, Forked, Primed
 from runner.records import write
 
 H200 = next((Path(__file__).parents[2] / "docs" / "records" / "h200-moe-decode" / "run-4")
@@ -132,6 +133,49 @@ def test_without_fork_the_work_is_done_here_when_asked(monkeypatch: pytest.Monke
     assert done == []
     child.result()
     assert done == [os.getpid()]
+
+
+def _doubled(given: bytes) -> tuple[int, bytes]:
+    return os.getpid(), given * 2
+
+
+def test_a_primed_child_primes_before_its_input_exists_and_works_on_it_whole() -> None:
+    read, write_end = os.pipe()
+    try:
+        with Primed(lambda: os.write(write_end, b"primed"), _doubled) as child:
+            assert select.select([read], [], [], 60)[0]  # primed, with no input given yet
+            assert os.read(read, 16) == b"primed"
+            child.give(b"ab" * 300_000)  # more than a pipe holds
+            pid, doubled = child.result()
+    finally:
+        os.close(read)
+        os.close(write_end)
+    assert pid != os.getpid() and doubled == b"ab" * 600_000
+
+
+def test_a_primed_child_that_dies_before_its_input_is_said_with_how() -> None:
+    with Primed(lambda: os.kill(os.getpid(), signal.SIGKILL), _doubled) as child:
+        child.give(b"x" * 1_000_000)  # no reader: given nonetheless, without an error
+        with pytest.raises(ChildFailed, match="killed by SIGKILL"):
+            child.result()
+
+
+def test_a_primed_child_whose_input_never_comes_is_stopped_and_reaped() -> None:
+    with Primed(lambda: None, _doubled) as child:
+        pid = child._child._pid
+        with pytest.raises(RuntimeError, match="before its input"):
+            child.result()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_without_fork_a_primed_work_is_done_here_unprimed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "FORKS", False)
+    primed: list[int] = []
+    child = Primed(lambda: primed.append(1), _doubled)
+    child.give(b"c")
+    assert child.result() == (os.getpid(), b"cc") and primed == []
 
 
 def test_the_figures_drawn_in_children_are_those_drawn_here(
