@@ -70,10 +70,13 @@ Where the time goes, with profiles: [overhead-profiles.md](overhead-profiles.md)
 
 def _earlier(r: dict[str, Any]) -> str:
     """Where some blocks were kept from earlier runs (`python -m tests.bench.report --merge`):
-    which, and when they ran."""
+    which, when they ran, and on which machine where it was another (their absolute times do
+    not compare with this run's; their ratios do)."""
     return "".join(f"The {', '.join(e['blocks'])} "
                    f"{'block is' if len(e['blocks']) == 1 else 'blocks are'} kept from the run "
-                   f"of {e['date']} (`--blocks {e['arguments'].get('blocks', '')}`).\n"
+                   f"of {e['date']} (`--blocks {e['arguments'].get('blocks', '')}`)"
+                   + (f", **on another machine**: {e['host']}" if e.get("host") not in
+                      (None, r.get("host")) else "") + ".\n"
                    for e in r.get("earlier") or [])
 
 
@@ -411,7 +414,8 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     kept = [b for b in BLOCKS if b in old and b not in new]
     earlier = []
     for source in [*(old.get("earlier") or []),
-                   {"date": old["date"], "arguments": old["arguments"], "blocks": BLOCKS}]:
+                   {"date": old["date"], "arguments": old["arguments"], "host": old.get("host"),
+                    "blocks": BLOCKS}]:
         blocks = [b for b in source["blocks"] if b in kept]
         kept = [b for b in kept if b not in blocks]
         if blocks:

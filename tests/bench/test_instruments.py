@@ -158,3 +158,7 @@ def test_a_run_of_some_blocks_keeps_the_others_and_says_when_they_ran() -> None:
     assert "dispatch block is kept from the run of first (`--blocks dispatch,scale" in text
     assert "floors block is kept from the run of second" in text
     assert merged(third, third)["earlier"] == [] and _earlier(merged(third, third)) == ""
+    assert "another machine" not in text  # all three ran on "h"
+    elsewhere = _earlier(merged(first, {**second, "host": "g"}))
+    assert "dispatch block is kept from the run of first" in elsewhere
+    assert "**on another machine**: h." in elsewhere
