@@ -127,21 +127,23 @@ def _interval(run: HostRun) -> Interval | None:
 
 def _instant(text: str) -> tuple[float, float] | None:
     """Seconds since the epoch and the time's resolution, or None when unreadable."""
-    if len(text) == 32 and text.endswith("+00:00") and text[19] == "." and text[10] == "T":
-        return _utc_micro(text)
+    if (len(text) in _RESOLUTION and text.endswith("+00:00") and text[19] == "."
+            and text[10] == "T"):
+        return _utc(text)
     return _parsed(text)
 
 
-# What a worker writes (`datetime.now(UTC).isoformat()`): UTC to the microsecond, its day
-# one of a few. Read here without the pattern, by the same integer arithmetic, so the figures
-# are the same to the last bit; a record of 100,000 cells reads 400,000 of them.
+# What a worker writes (workers/shared/clock.py: UTC to the millisecond; the microsecond is
+# `isoformat()`'s own), its day one of a few. Read here without the pattern, by the same
+# integer arithmetic, so the figures are the same to the last bit; a record of 100,000 cells
+# reads 400,000 of them. By length: the resolution as the pattern's reading computes it.
 _DAYS: dict[str, int] = {}
-_MICRO = 10.0 ** -6
+_RESOLUTION = {29: 10.0 ** -3, 32: 10.0 ** -6}
 
 
-def _utc_micro(text: str) -> tuple[float, float] | None:
-    clock = text[11:13] + text[14:16] + text[17:19] + text[20:]
-    if text[13] != ":" or text[16] != ":" or not clock[:12].isdecimal():
+def _utc(text: str) -> tuple[float, float] | None:
+    clock = text[11:13] + text[14:16] + text[17:19] + text[20:-6]
+    if text[13] != ":" or text[16] != ":" or not clock.isdecimal():
         return _parsed(text)  # the pattern's \d is any decimal digit: so is isdecimal's
     day = _DAYS.get(text[:10])
     if day is None:
@@ -150,7 +152,7 @@ def _utc_micro(text: str) -> tuple[float, float] | None:
             return _parsed(text)
         day = _DAYS.setdefault(text[:10], int(midnight[0]))
     seconds = day + int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])
-    return seconds + float(text[19:26]), _MICRO
+    return seconds + float(text[19:-6]), _RESOLUTION[len(text)]
 
 
 def _parsed(text: str) -> tuple[float, float] | None:

@@ -15,6 +15,7 @@ from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from jobs.views.markdown import render
 from tests.support.records import ONE_GROUP_SWEEP, result, stamp, with_evidence
+from workers.shared import clock
 
 BUSY = Gate(at="2026-11-30T09:59:00+00:00", idle=False, waited_s=600.0, threshold=0.6,
             load1=[3.9, 4.2], max_wait_s=600.0, reason="load1 4.2 >= 0.6 after 600 s")
@@ -179,20 +180,21 @@ def test_a_run_after_another_sweep_took_the_host_mid_group_is_flagged_and_checke
     assert {p.split(":")[0] for p in check_record(edited) if ": flags " in p} == later
 
 
-# A worker's times (UTC to the microsecond) are read without the pattern: to the same bits as
-# through it, whatever the digits, and anything else of that length goes through it.
+# A worker's times (UTC to the millisecond, or to the microsecond as `isoformat()` writes
+# them) are read without the pattern: to the same bits as through it, whatever the digits, and
+# anything else of that length goes through it.
 _DIGIT = st.sampled_from("0123456789٣²")  # the pattern takes an Arabic-Indic 3, not a ²
 
 
 @given(st.lists(_DIGIT, min_size=20, max_size=20), st.sampled_from("T T:."),
-       st.sampled_from("+-"))
+       st.sampled_from("+-"), st.sampled_from([3, 6]))
 @settings(max_examples=2000, deadline=None)
 def test_a_worker_s_times_are_read_as_the_pattern_reads_them(
-        digits: list[str], odd: str, sign: str) -> None:
+        digits: list[str], odd: str, sign: str, places: int) -> None:
     d = "".join(digits)
-    text = (f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:20]}"
+    text = (f"{d[:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:14 + places]}"
             f"{sign}00:00")
-    assert len(text) == 32
+    assert len(text) == 26 + places
     for candidate in (text, text.replace(":", odd, 1), text.replace(".", odd, 1)):
         try:
             expected = fidelity._parsed(candidate)
@@ -213,3 +215,8 @@ def test_a_worker_s_times_skip_the_pattern_once_their_day_is_known(
     assert first == (1796458354 + 0.123456, 1e-6)
     assert second == pattern("2026-12-05T23:59:59.999999+00:00")
     assert parsed == ["2026-12-05T00:00:00"]  # the day, once; no time of it again
+    stamped = clock.now()  # as a worker writes a run's start and end
+    monkeypatch.setattr(fidelity, "_DAYS", {})
+    parsed.clear()
+    assert fidelity._instant(stamped) == pattern(stamped)
+    assert parsed == [f"{stamped[:10]}T00:00:00"]  # its day, and nothing else
