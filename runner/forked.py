@@ -1,12 +1,11 @@
 """Work done in a forked child beside the parent's, its result (or its exception) handed back.
 
-The record's figures are drawn this way: a child forked once the record is built has it
-already, so nothing is copied or pickled on the way in, and matplotlib is imported and each
-figure drawn there while the parent writes the JSON and Markdown (docs/benchmarks/
-overhead-profiles.md: about 0.6 s a figure, and matplotlib's import, against a record of one
-second at 1,000 cells). `Primed` starts its child before its input exists, so that a slow import
-(matplotlib's) runs beside the parent's own work (reading the attempts) and is paid once for
-all the figures. Only on Linux: macOS's system frameworks are not safe to use in a
+The record's figures are drawn this way, while the parent writes the JSON and Markdown
+(docs/benchmarks/overhead-profiles.md: about 0.5 s a figure, and matplotlib's import, against
+a record of one second at 1,000 cells): by a `Primed` child, started before its input exists
+so that matplotlib's import runs beside the parent's reading of the attempts, then sent what
+each figure shows (pickled), and drawing each in a `Forked` child of its own, which has it
+already. Only on Linux: macOS's system frameworks are not safe to use in a
 forked child, so elsewhere, and wherever a fork fails, the work is done in this process
 when its result is asked for.
 """
@@ -15,6 +14,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable
@@ -62,10 +62,11 @@ class Forked(Generic[T]):
             os.close(read)
             os.close(write)
             return
+        else:  # known before the signals are let in: a stop then still stops the child
+            self._pid, self._read = pid, read
+            os.close(write)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        os.close(write)
-        self._pid, self._read = pid, read
 
     @property
     def forked(self) -> bool:
@@ -120,11 +121,14 @@ class Primed(Generic[A, T]):
     runs here when the result is asked (`prime` is then left out: `work` must not need it)."""
 
     def __init__(self, prime: Callable[[], object], work: Callable[[A], T]) -> None:
-        self._work, self._inbound = work, -1
+        self._work, self._inbound, self._collected = work, -1, False
         self._given: tuple[A] | None = None
         read, write = os.pipe()
         try:
             self._child: Forked[T] = Forked(partial(_primed, prime, work, read, write))
+        except BaseException:
+            os.close(write)
+            raise
         finally:
             os.close(read)
         if self._child.forked:
@@ -141,7 +145,7 @@ class Primed(Generic[A, T]):
         message = pickle.dumps(given)
         left = memoryview(len(message).to_bytes(8, "big") + message)
         try:
-            while left:  # the child reads it once primed: this may wait for that
+            while left:  # the child reads it as it comes, primed or not
                 left = left[os.write(self._inbound, left):]
         except BrokenPipeError:
             pass  # the child is gone: result() says how
@@ -153,6 +157,9 @@ class Primed(Generic[A, T]):
         if self._given is None:
             raise RuntimeError("a primed work's result is asked before its input was given")
         if not self._child.forked:
+            if self._collected:
+                raise RuntimeError("a primed work's result is collected once")
+            self._collected = True
             return self._work(*self._given)
         return self._child.result()
 
@@ -170,13 +177,29 @@ class Primed(Generic[A, T]):
 
 
 def _primed(prime: Callable[[], object], work: Callable[[A], T], read: int, write: int) -> T:
-    """In the child: prime, then wait for the input and work on it."""
+    """In the child: prime while a thread takes the input in as it comes (the parent's `give`
+    never waits for the priming, whatever the input's size), then work on it."""
     os.close(write)
-    prime()
-    with os.fdopen(read, "rb") as inbound:
-        size = int.from_bytes(_exactly(inbound, 8), "big")
-        given: A = pickle.loads(_exactly(inbound, size))
+    inbound: list[bytes | BaseException] = []
+    taker = threading.Thread(target=_take, args=(read, inbound))
+    taker.start()
+    try:
+        prime()
+    finally:
+        taker.join()  # ended by the input, or by the parent's end of the pipe
+    if isinstance(inbound[0], BaseException):
+        raise inbound[0]
+    given: A = pickle.loads(inbound[0])
     return work(given)
+
+
+def _take(read: int, inbound: list[bytes | BaseException]) -> None:
+    try:
+        with os.fdopen(read, "rb") as pipe:
+            size = int.from_bytes(_exactly(pipe, 8), "big")
+            inbound.append(_exactly(pipe, size))
+    except BaseException as error:  # noqa: BLE001 - raised in the child's main thread
+        inbound.append(error)
 
 
 def _exactly(pipe: BinaryIO, size: int) -> bytes:

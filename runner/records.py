@@ -192,15 +192,15 @@ def figure_drawer() -> Drawer:
 
 
 def _import_plots() -> None:
-    # Imported only in the drawing child: the worker process imports the CLI, and matplotlib
-    # brings numpy, whose BLAS starts a thread pool in whatever process imports it; and a
-    # record's own process need not import matplotlib at all (runner/forked.py).
+    # Imported only in the drawing child, where it forks: the worker process imports the CLI,
+    # and matplotlib brings numpy, whose BLAS starts a thread pool in whatever process imports
+    # it; and a record's own process need not import matplotlib at all (runner/forked.py).
     import jobs.views.plots  # noqa: F401
 
 
 def _draw(picked: dict[str, Shown]) -> dict[str, bytes | None]:
     """In the drawing child: each figure but the last in a child of its own, forked once the
-    import is paid, the last one here; all at once, as many as the cores let."""
+    import is paid, the last one here; all at once."""
     titles = list(picked)
     with contextlib.ExitStack() as children:
         others = {t: children.enter_context(Forked(partial(_figure, picked[t])))

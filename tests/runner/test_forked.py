@@ -153,6 +153,28 @@ def test_a_primed_child_primes_before_its_input_exists_and_works_on_it_whole() -
     assert pid != os.getpid() and doubled == b"ab" * 600_000
 
 
+def test_giving_a_large_input_never_waits_for_the_priming() -> None:
+    gate_read, gate_write = os.pipe()  # the priming lasts until the test opens this gate
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("give() waited for the priming")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    try:
+        with Primed(lambda: os.read(gate_read, 1), _doubled) as child:
+            signal.alarm(30)
+            try:
+                child.give(b"ab" * 1_000_000)  # many times what a pipe holds
+            finally:
+                signal.alarm(0)
+            os.write(gate_write, b"go")
+            assert child.result()[1] == b"ab" * 2_000_000
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        os.close(gate_read)
+        os.close(gate_write)
+
+
 def test_a_primed_child_that_dies_before_its_input_is_said_with_how() -> None:
     with Primed(lambda: os.kill(os.getpid(), signal.SIGKILL), _doubled) as child:
         child.give(b"x" * 1_000_000)  # no reader: given nonetheless, without an error
@@ -176,6 +198,8 @@ def test_without_fork_a_primed_work_is_done_here_unprimed(
     child = Primed(lambda: primed.append(1), _doubled)
     child.give(b"c")
     assert child.result() == (os.getpid(), b"cc") and primed == []
+    with pytest.raises(RuntimeError, match="once"):
+        child.result()
 
 
 def test_the_figures_drawn_in_children_are_those_drawn_here(
