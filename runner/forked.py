@@ -44,7 +44,11 @@ class Forked(Generic[T]):
     def __init__(self, work: Callable[[], T]) -> None:
         self._work, self._pid, self._read, self._collected = work, 0, -1, False
         if FORKS:
-            self._start()
+            try:
+                self._start()
+            except BaseException:  # a stop signal let in once forked: no caller can stop it
+                self.stop()
+                raise
 
     def _start(self) -> None:
         read, write = os.pipe()

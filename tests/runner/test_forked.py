@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,43 @@ def test_a_child_killed_while_sending_is_said_as_killed() -> None:
         os.kill(child._pid, signal.SIGKILL)
         with pytest.raises(ChildFailed, match="killed by SIGKILL"):
             child.result()
+
+
+class Stopped(Exception):
+    """What this test's SIGTERM handler raises, in place of the process's own ending."""
+
+
+def _stop(*_: object) -> None:
+    raise Stopped
+
+
+def test_a_stop_signal_that_lands_during_the_fork_leaves_no_child(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    forked_pids: list[int] = []
+    real_fork = os.fork
+
+    def fork_then_stop() -> int:
+        pid = real_fork()
+        if pid:  # the parent: a stop arrives now, held back until the fork is done
+            forked_pids.append(pid)
+            # To this thread, whose mask holds it back (pytest-xdist's other threads would
+            # take a signal sent to the process at once).
+            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        return pid
+
+    read, write_end = os.pipe()
+    previous = signal.signal(signal.SIGTERM, _stop)
+    monkeypatch.setattr(os, "fork", fork_then_stop)
+    try:
+        with pytest.raises(Stopped):
+            Forked(lambda: os.read(read, 1))  # a child that would wait for ever
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGTERM, previous)
+        os.close(read)
+        os.close(write_end)
+    with pytest.raises(ChildProcessError):  # stopped and reaped, not left behind
+        os.waitpid(forked_pids[0], os.WNOHANG)
 
 
 def test_a_result_is_collected_once() -> None:
