@@ -137,7 +137,11 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     return problems + raw_problems(store, record, read.results) + differences(record, rebuilt)
 
 
-def write(record: Record, out: Path, drawer: "Drawer | None" = None) -> Written:
+# The child that draws a record's figures: given what each shows, it answers each's PNG.
+Drawer = Primed[dict[str, Shown], dict[str, bytes | None]]
+
+
+def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
     """Write the record to `out`; its figures drawn by `drawer` (started by `figure_drawer`
     before the record was gathered), else by one started here."""
     if out.exists() and not out.is_dir():
@@ -178,10 +182,6 @@ def write(record: Record, out: Path, drawer: "Drawer | None" = None) -> Written:
 _FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
             "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
             "per-token time by phase": ("{}-phases.png", "phases")}
-
-# The child that draws a record's figures: given what each shows, it answers each's PNG.
-Drawer = Primed[dict[str, Shown], dict[str, bytes | None]]
-
 
 def figure_drawer() -> Drawer:
     """Start the child that will draw the figures: it imports matplotlib now, beside the
