@@ -49,6 +49,7 @@ from workers.shared.settings import Settings
 from workers.shared.signing import verifier
 from workers.shared.state import Store
 from workers.shared.stores import open_store
+from workers.staging import Staging
 from workers.task import Context, run_group
 from workers.workspace import Workspace
 
@@ -77,6 +78,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
                          "--without-gossip", "--without-mingle", "--without-heartbeat",
                          *events, "--loglevel", loglevel])
     finally:
+        ctx.staging.discard()
         ctx.lease.lease.end()
         deathwatch.stop()
         descendants.close()
@@ -143,7 +145,8 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=catalogue,
                    workspace=Workspace(workspace, settings.setup_timeout_s),
-                   artifacts=artifacts, state=store, lease=cell_lease, hooks=hooks,
+                   artifacts=artifacts, staging=Staging(artifacts), state=store,
+                   lease=cell_lease, hooks=hooks,
                    offering=offering)
 
 

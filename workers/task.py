@@ -33,6 +33,7 @@ from workers.shared.messages import Signed
 from workers.shared.parser_files import text_files
 from workers.shared.state import Store
 from workers.shared.stores import ArtifactExists, ArtifactStore
+from workers.staging import Staging, named_file, named_folder, tidy
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Context:
     catalogue: Catalogue
     workspace: Workspace
     artifacts: ArtifactStore
+    staging: Staging  # the next attempt's folder, made between cells (workers/staging.py)
     state: Store
     lease: CellLease  # the lease hook, also ticked between cells (workers/service.py)
     hooks: Chain
@@ -86,7 +88,7 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
         log.exception("before cell %s", arrival.cell.id)
         return f"not run ({type(error).__name__}: {error})"
     try:
-        staging = ctx.artifacts.staging()
+        staging = ctx.staging.take()
     except OSError as error:
         result = _result(ctx, attempt, None, Failure(
             kind="store", reason=f"cannot stage the attempt's artifacts on {ctx.name}: "
@@ -95,6 +97,7 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
         result = _push(ctx, attempt, staging, _result(ctx, attempt, None, refusal) if refusal
                        else measure(ctx, attempt, staging))
     ctx.hooks.after_cell(attempt, result)
+    ctx.staging.prepare()  # the cell is settled: nothing of it waits on this
     return "failed" if result.failure else "done"
 
 
@@ -139,7 +142,7 @@ def _checkout(ctx: Context, cell: Cell) -> Checkout:
 
 
 def _plan(ctx: Context, cell: Cell, checkout: Checkout, staging: Path) -> Plan:
-    (staging / "out").mkdir(parents=True, exist_ok=True)
+    named_folder(staging, "out")
     return resolve(ctx.catalogue, f"the catalogue of worker {ctx.name}", cell, checkout,
                    staging, ctx.models_dir)
 
@@ -260,8 +263,8 @@ def _cwd(call: Invocation, tree: Path, staging: Path) -> Path:
 def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]) -> Run:
     """Run one step through the hooks; every run it made joins `runs`, the one that counts
     (the last) is returned."""
-    files = execute.Files(plan.staging / f"{step.label}.stdout.txt",
-                          plan.staging / f"{step.label}.stderr.txt")
+    files = execute.Files(named_file(plan.staging, f"{step.label}.stdout.txt"),
+                          named_file(plan.staging, f"{step.label}.stderr.txt"))
     cwd = _cwd(step.call, plan.checkout.tree, plan.staging)
     ran = _command(ctx, attempt, execute.Command(step.role, step.label, step.call, cwd, files,
                                                  plan.staging))
@@ -321,6 +324,7 @@ def _push(ctx: Context, attempt: Attempt, staging: Path, result: AttemptResult
     """Store the attempt; if the store cannot take it, the cell fails with the store's reason
     (the state in Redis still says why, even when no artifact could be written)."""
     try:
+        tidy(staging)
         _write(staging, "result.json", result.model_dump_json(indent=1))
         ctx.artifacts.publish(staging, attempt.sweep_id, attempt.cell.id, attempt.number)
         return result

@@ -1,6 +1,7 @@
 """A sweep end to end: YAML → Redis → two Celery workers → build at commit → artifacts → record."""
 
 import json
+import os
 import re
 from pathlib import Path
 from statistics import mean
@@ -13,6 +14,7 @@ from tests.support.fleet import Target, arms, cli, submit, sweep_file, wait
 from workers.shared.settings import Settings
 from workers.shared.state import Store
 from workers.shared.stores.local import LocalStore
+from workers.staging import SPARE_DIR, SPARE_FILES
 
 pytestmark = pytest.mark.integration
 DECODE = re.compile(r"^  Decode:\s+[0-9.]+ ms \(([0-9.]+) tok/s\)$", re.M)
@@ -65,6 +67,11 @@ def test_sweep_runs_end_to_end_into_a_record(fleet: LocalFleet, settings: Settin
         assert roles.count("warmup") == 1 and roles[-1] == "measure"
         assert r.measured and r.measured.env["MLXCEL_FUSED_MOE" if "gather" in r.cell_id
                                              else "OMP_NUM_THREADS"] in ("0", "1")
+    # Each worker made its next attempt's folder once its cell was settled (workers/staging.py),
+    # and no stored attempt holds a spare.
+    assert not list(Path(settings.artifacts, sweep_id).glob("*/attempt-*/.spare*"))
+    spares = [sorted(os.listdir(p)) for p in Path(settings.artifacts, ".staging").iterdir()]
+    assert spares.count(sorted([SPARE_DIR, *SPARE_FILES])) >= 2, spares
 
 
 def test_arms_of_a_group_stay_on_one_host_when_two_workers_serve_a_backend(
