@@ -13,10 +13,12 @@ Definitions, the same on both sides:
 """
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
+from tests.bench import floors
 from tests.bench.figures import percentile, ratios, spread
 from tests.bench.procwatch import Exec
 from tests.bench.rig import HERE, Rig, read_proc
@@ -69,7 +71,8 @@ def dispatch(rig: Rig, worker: int, bare: int, rounds: int) -> dict[str, Any]:
                 samples["bare"].append(_bare_once(rig, bare, command))
             else:
                 samples[who].append(_bf_once(rig, worker, refs[who]))
-    return {"command": command, "samples": samples, **_latency_figures(samples)}
+    return {"command": command, "samples": samples, **_latency_figures(samples),
+            "store_inodes": floors.new_inodes(_probe_folder(rig))}
 
 
 def _bf_once(rig: Rig, worker: int, ref: str) -> dict[str, Any]:
@@ -179,10 +182,25 @@ def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, round
     total = 1 + rounds * cells
     memory["benchfleet"][f"after_{total}"] = _memory(worker)
     memory["bare"][f"after_{total}"] = _memory(bare)
-    return {"cells_per_round": cells, "rounds": rounds,
+    return {"store_inodes": floors.new_inodes(_probe_folder(rig)),
+            "attempt_inodes": _attempt_inodes(rig),
+            "cells_per_round": cells, "rounds": rounds,
             "benchfleet_cells_per_s": ours, "bare_cells_per_s": theirs,
             "benchfleet": spread(ours), "bare": spread(theirs),
             "ratio": spread(ratios(ours, theirs)), "memory": memory, "cells_total": total}
+
+
+def _probe_folder(rig: Rig) -> Path:
+    return Path(rig.settings.artifacts) / f".inode-probe-{os.getpid()}"
+
+
+def _attempt_inodes(rig: Rig) -> int:
+    """The new files and folders of a no-op cell of the last round (the warm-up's first cell
+    also keeps the build's logs): its cell's folder, the accepted marker beside its attempt,
+    the attempt's folder and all it holds."""
+    newest = max(Path(rig.settings.artifacts).glob("noop-*"), key=lambda p: p.stat().st_mtime)
+    cell = next(p for p in newest.iterdir() if p.is_dir())
+    return 1 + sum(1 for _ in cell.rglob("*"))
 
 
 def memory(rig: Rig, worker: int, bare: int, backend: str, queue: str, cells: int,

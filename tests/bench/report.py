@@ -207,13 +207,32 @@ contestant; p99 of fewer than 100 samples is their largest.
 
 Commands a benchfleet cell starts, in order: {commands}. "Processes" counts every
 descendant of the worker that exec'd during the cell (grandchildren included).
-
+{_inodes(d)}
 Where a benchfleet dispatch (sha) goes, median over its dispatches:
 
 | step | ms |
 |---|---|
 {steps}
 """
+
+
+def _inodes(block: dict[str, Any]) -> str:
+    """The cost of a new file or folder in the rig's store, read after the block (blocks
+    kept from before it was read have none)."""
+    cost = block.get("store_inodes")
+    if cost is None:
+        return ""
+    line = (f"\nA new inode in the rig's store folder, where the worker makes each attempt's "
+            f"folders and files, after the block: a folder {cost['folder_ms']:.3f} ms, a file in "
+            f"it {cost['file_ms']:.3f} ms (medians of {cost['repeats']}; on this machine's disk "
+            "the cost differs from folder to folder, by block group).")
+    if "attempt_inodes" in block:
+        n = block["attempt_inodes"]
+        per_cell = 1e3 / block["benchfleet"]["median"]
+        line += (f" A stored no-op attempt is {n} new files and folders, its cell's folder "
+                 f"included: about {n * cost['file_ms']:.1f} ms of benchfleet's "
+                 f"{per_cell:.1f} ms a cell, which bare Celery, storing nothing, does not spend.")
+    return line + "\n"
 
 
 def _short(argv: list[str]) -> str:
@@ -249,7 +268,7 @@ the first command's exec to the last's.
 |---|---|---|
 | bare Celery | {fmt(t['bare'])} | 1 |
 | benchfleet | {fmt(t['benchfleet'])} | {fmt_x(t['ratio'])} |
-
+{_inodes(t)}
 ## 3. Worker memory
 
 VmRSS after the worker's first cell and after {total} cells (the throughput rounds), and the

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from runner.demo.redis_server import RedisServer
-from tests.bench import minimal, scale
+from tests.bench import floors, minimal, report, scale
 from tests.bench.bare_worker import bare_app
 from tests.bench.cells import threads
 from tests.bench.figures import percentile
@@ -162,3 +162,13 @@ def test_a_run_of_some_blocks_keeps_the_others_and_says_when_they_ran() -> None:
     elsewhere = _earlier(merged(first, {**second, "host": "g"}))
     assert "dispatch block is kept from the run of first" in elsewhere
     assert "**on another machine**: h." in elsewhere
+
+
+def test_the_inode_floor_is_read_in_a_folder_and_said_per_cell(tmp_path: Path) -> None:
+    cost = floors.new_inodes(tmp_path / "probe", repeats=5)
+    assert cost["repeats"] == 5 and 0 < cost["folder_ms"] < 1000 and 0 < cost["file_ms"] < 1000
+    assert not (tmp_path / "probe").exists()  # what it made is gone
+    said = report._inodes({"store_inodes": {"folder_ms": 0.2, "file_ms": 0.5, "repeats": 60},
+                           "attempt_inodes": 9, "benchfleet": {"median": 100.0}})
+    assert "a file in it 0.500 ms" in said and "about 4.5 ms of benchfleet's 10.0 ms a cell" in said
+    assert report._inodes({"benchfleet": {"median": 100.0}}) == ""  # a block kept from before
