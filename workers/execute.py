@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from jobs.parsers.readings import RunOutput
 from jobs.record.attempts import Run
@@ -28,6 +28,7 @@ from workers.host_facts import load1
 from workers.shared import processes
 from workers.shared.clock import now
 from workers.shared.parser_files import read_bounded
+from workers.staging import take_spare
 
 # How long a timed-out or cancelled command gets after SIGTERM before SIGKILL.
 KILL_GRACE_S = 5.0
@@ -96,7 +97,7 @@ def run(command: Command) -> Run:
     call, files = command.call, command.files
     before, started, t0 = load1(), now(), time.perf_counter()
     timed_out = stopped = False
-    with files.stdout.open("wb") as out, files.stderr.open("wb") as err:
+    with _writing(files.stdout) as out, _writing(files.stderr) as err:
         env = child_env(call)
         # Watched, the command needs no parent-death signal (workers/deathwatch.py); else
         # setpriv sets it, and would exec the command itself: say here, as Popen would, what
@@ -142,6 +143,15 @@ def run(command: Command) -> Run:
                stdout=str(files.stdout.relative_to(command.base)),
                stderr=str(files.stderr.relative_to(command.base)),
                host_lease=command.host_lease, other_sweep=command.other_sweep)
+
+
+def _writing(path: Path) -> BinaryIO:
+    """`path` open for a command's output. A spare file renamed there (workers/staging.py) is
+    empty and opened as it is: emptying it again would have ext4 write the output back at
+    close (`auto_da_alloc`), inside the run's wall time. Else as open(path, "wb")."""
+    if take_spare(path):
+        return open(os.open(path, os.O_WRONLY), "wb")  # the caller closes it
+    return path.open("wb")
 
 
 def output(run: Run, base: Path, timeout_s: float) -> RunOutput:

@@ -142,10 +142,12 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    idle.under_lease, Phases(notes),
                    GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else []), KeepMoveQuick()])
+    staging = Staging(artifacts)
+    staging.prepare()  # the first cell's folder, as every later one's (workers/staging.py)
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=catalogue,
                    workspace=Workspace(workspace, settings.setup_timeout_s),
-                   artifacts=artifacts, staging=Staging(artifacts), state=store,
+                   artifacts=artifacts, staging=staging, state=store,
                    lease=cell_lease, hooks=hooks,
                    offering=offering)
 

@@ -1,12 +1,15 @@
-"""The next attempt's staging folder, made while the worker waits between cells.
+"""The next attempt's staging folder, made while the worker waits for its next cell.
 
-An attempt's folder, its `out/` and its first command's stdout and stderr are four new inodes
-before that command can start. Where the store's disk is slow to allocate one (an NFS home, or
-a block group of this machine's ext4 where each took 0.4 ms against 0.02 elsewhere: the
-floors block of docs/benchmarks/overhead.md), that is on the way from the message to the
-command. So after each cell the worker makes the next folder with a spare `out/` and two spare
-files; the next attempt renames them to their names, and any left unused are removed before
-the attempt is stored, so a stored attempt holds what it held before.
+An attempt's staging folder, its `out/` and the stdout and stderr of its first command run in
+the folder are four new inodes before that command can start. Where a disk is slow to make
+one (in some folders of the benchmark machine's ext4, 0.4 to 0.9 ms a file against 0.02 in
+others: docs/benchmarks/overhead-profiles.md), that lay between the message and the command.
+So once a cell is settled (and when it starts) the worker makes the next folder with a spare
+`out/` and two spare files, and the next attempt's first command takes them under their own
+names. Back to back, the next cell waits for them as it would have; after an idle spell they
+are there already. Spares an attempt does not use are removed before it is stored, so a
+stored attempt holds what it held before; the worker removes its spare when it stops (one
+killed leaves it, as one killed mid-cell leaves its attempt's folder).
 """
 
 import contextlib
@@ -36,17 +39,22 @@ class Staging:
         return self.store.staging()
 
     def prepare(self) -> None:
-        """Make the spare, between cells; a store that cannot stage now is left for the next
-        attempt's own `take` to say why."""
+        """Make the spare; a store that cannot stage now is left for the next attempt's own
+        `take` to say why."""
         if self.spare is not None:
             return
         try:
             spare = self.store.staging()
-            os.mkdir(spare / SPARE_DIR)
-            for name in SPARE_FILES:
-                os.close(os.open(spare / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError as error:
             log.debug("no spare staging folder: %s", error)
+            return
+        try:
+            os.mkdir(spare / SPARE_DIR)
+            for name in SPARE_FILES:  # as open(name, "wb") would make it
+                os.close(os.open(spare / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        except OSError as error:
+            log.debug("no spare staging folder: %s", error)
+            shutil.rmtree(spare, ignore_errors=True)
             return
         self.spare = spare
 
@@ -67,25 +75,24 @@ def named_folder(staging: Path, name: str) -> Path:
     return path
 
 
-def named_file(staging: Path, name: str) -> Path:
-    """`staging/name`, a spare file renamed there where one is left (the caller opens it for
-    writing, which empties a file of that name either way)."""
-    path = staging / name
+def take_spare(path: Path) -> bool:
+    """Rename a spare file of `path`'s folder to `path`: an empty file, made earlier. False
+    where its folder has none left (or `path` names no file: the caller's open says why)."""
     for spare in SPARE_FILES:
         try:
-            os.rename(staging / spare, path)
+            os.rename(path.parent / spare, path)
         except FileNotFoundError:
             continue
         except OSError:
-            pass  # not a plain file's name: the caller's open says why
-        return path
-    return path
+            return False
+        return True
+    return False
 
 
 def tidy(staging: Path) -> None:
-    """Remove the spares an attempt did not use: a stored attempt holds only its own files."""
+    """Remove the spares an attempt did not use: a stored attempt holds only its own files.
+    Never fails the attempt: a spare it cannot remove is stored with it."""
     for name in SPARE_FILES:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(staging / name)
-    with contextlib.suppress(FileNotFoundError):
-        os.rmdir(staging / SPARE_DIR)
+    shutil.rmtree(staging / SPARE_DIR, ignore_errors=True)

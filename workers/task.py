@@ -33,7 +33,7 @@ from workers.shared.messages import Signed
 from workers.shared.parser_files import text_files
 from workers.shared.state import Store
 from workers.shared.stores import ArtifactExists, ArtifactStore
-from workers.staging import Staging, named_file, named_folder, tidy
+from workers.staging import Staging, named_folder, tidy
 from workers.workspace import CellFailure, Workspace
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def run_one(ctx: Context, arrival: Arrival) -> str:
         result = _push(ctx, attempt, staging, _result(ctx, attempt, None, refusal) if refusal
                        else measure(ctx, attempt, staging))
     ctx.hooks.after_cell(attempt, result)
-    ctx.staging.prepare()  # the cell is settled: nothing of it waits on this
+    ctx.staging.prepare()  # the cell is settled: a message that comes later finds it made
     return "failed" if result.failure else "done"
 
 
@@ -263,8 +263,8 @@ def _cwd(call: Invocation, tree: Path, staging: Path) -> Path:
 def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]) -> Run:
     """Run one step through the hooks; every run it made joins `runs`, the one that counts
     (the last) is returned."""
-    files = execute.Files(named_file(plan.staging, f"{step.label}.stdout.txt"),
-                          named_file(plan.staging, f"{step.label}.stderr.txt"))
+    files = execute.Files(plan.staging / f"{step.label}.stdout.txt",
+                          plan.staging / f"{step.label}.stderr.txt")
     cwd = _cwd(step.call, plan.checkout.tree, plan.staging)
     ran = _command(ctx, attempt, execute.Command(step.role, step.label, step.call, cwd, files,
                                                  plan.staging))
