@@ -98,7 +98,7 @@ def _goals(r: dict[str, Any]) -> str:
     if t:
         x = t["ratio"]["median"]
         row("no-op throughput >= 0.5x bare Celery", f"{x:.2f}x ({t['benchfleet']['median']:.1f}"
-            f" vs {t['bare']['median']:.1f} cells/s)", x >= 0.5, f"{0.5 / x:.1f}x short")
+            f" vs {t['bare']['median']:.1f} cells/s)", x >= 0.5, f"{0.5 / x:.2f}x short")
     m = r.get("memory")
     if m:
         ours, theirs = (m[w]["growth_b_per_cell"] for w in ("benchfleet", "bare"))
