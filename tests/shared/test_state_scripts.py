@@ -4,6 +4,7 @@ in one step each; the sweep is found by id or unique prefix."""
 
 import base64
 import json
+from pathlib import Path
 
 import pytest
 import redis
@@ -156,3 +157,35 @@ def test_a_sweeps_rows_are_read_without_its_cells(submitted: Submitted) -> None:
     assert store.r.hdel(redis_keys.sweep(sweep_id), "rows") == 1
     assert store.rows(sweep_id) == rows
     assert store.statuses(sweep_id) == {c.id: "queued" for c in submitted.cells}
+
+
+
+def test_an_event_that_names_no_attempt_is_encoded_by_the_worker(submitted: Submitted) -> None:
+    """A finish's event names its attempt already: the worker encodes its body (TaskEvent.of)
+    and the script sends the message as it is."""
+    store, sweep_id = submitted.store, submitted.sweep_id
+    Lease(store.r, "w1", "i1").take({"backend": "cpu"}, takeover=False)
+    pubsub = store.r.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe("events-test")
+    eventually(lambda: pubsub.get_message(timeout=0.1) is None and pubsub.subscribed, 5,
+               "the subscription")
+    bodies = [{"uuid": u, "result": "é" * n} for u, n in (("a", 1), ("b", 2), ("c", 3))]
+    for cell, body in zip((c.id for c in submitted.cells), bodies, strict=False):
+        made = TaskEvent.of("events-test", json.dumps({"body": "@body@", "n": 1}),
+                            json.dumps(body))
+        assert made.body == "" and "@body@" not in made.message
+        assert store.take(sweep_id, cell, 0, "w1", "i1", 60).attempt == 1
+        assert store.finish(sweep_id, cell, "w1", "i1", 1, "done", None, 30, event=made)[0]
+    assert [(m["body"], m["n"]) for m in _published(pubsub)] == [(b, 1) for b in bodies]
+    pubsub.close()
+
+
+def test_the_scripts_base64_is_pythons(submitted: Submitted) -> None:
+    """A take's event body is encoded by the script (its attempt is known only there): the
+    same digits as Python's, at every length modulo 3, beyond ASCII."""
+    event_lua = Path(__file__).parents[2] / "workers" / "shared" / "lua" / "event.lua"
+    encode = submitted.store.r.register_script(event_lua.read_text()
+                                               + "\nreturn base64(ARGV[1])")
+    for raw in [b"", b"a", b"ab", b"abc", b"abcd", "é".encode() * 5, bytes(range(256)),
+                json.dumps({"uuid": "x" * 700}).encode()]:
+        assert encode(args=[raw]) == base64.b64encode(raw).decode(), raw[:20]

@@ -79,8 +79,8 @@ class CellEvents(Hook):
         except Exception as error:
             log.warning("could not make the %s event: %s", kind, error)
             return None
-        return TaskEvent(topic, json.dumps({**json.loads(payload), "body": "@body@"}),
-                         body if isinstance(body, str) else body.decode())
+        return TaskEvent.of(topic, json.dumps({**json.loads(payload), "body": "@body@"}),
+                            body if isinstance(body, str) else body.decode())
 
 
 class _Caught:

@@ -7,6 +7,7 @@ at most one accepted measurement, whatever Redis redelivers.
 """
 
 import json
+from base64 import b64encode
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,11 +71,20 @@ class CellRow:
 @dataclass(frozen=True)
 class TaskEvent:
     """A Celery task event a cell script sends in its own step (lua/event.lua): `body` with
-    "@attempt@" and "@retries@" filled in, base64-encoded into `message` at "@body@"."""
+    "@attempt@" and "@retries@" filled in, base64-encoded into `message` at "@body@"; with
+    no body, `message` is sent as it is."""
 
     topic: str
     message: str
     body: str
+
+    @classmethod
+    def of(cls, topic: str, message: str, body: str) -> "TaskEvent":
+        """A body that names no attempt is encoded here, once: Lua's base64 cost the script
+        0.2 ms of Redis's time for 700 bytes, on the way to every finish's reply."""
+        if "@attempt@" in body or "@retries@" in body:
+            return cls(topic, message, body)
+        return cls(topic, message.replace("@body@", b64encode(body.encode()).decode()), "")
 
 
 def _event_args(event: TaskEvent | None) -> list[str]:
