@@ -142,7 +142,7 @@ def start(settings: Settings, backend: str, name: str, events: Hook | None = Non
                    idle.under_lease, Phases(notes),
                    GpuWatch(settings.gpu_lock_clocks, settings.gpu_settle_s),
                    *([events] if events else []), KeepMoveQuick()])
-    staging = Staging(artifacts)
+    staging = Staging(artifacts, name)
     staging.prepare()  # the first cell's folder, as every later one's (workers/staging.py)
     return Context(name=name, backend=backend, models_dir=settings.models_dir,
                    catalogue=catalogue,

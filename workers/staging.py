@@ -8,8 +8,8 @@ So once a cell is settled (and when it starts) the worker makes the next folder 
 `out/` and two spare files, and the next attempt's first command takes them under their own
 names. Back to back, the next cell waits for them as it would have; after an idle spell they
 are there already. Spares an attempt does not use are removed before it is stored, so a
-stored attempt holds what it held before; the worker removes its spare when it stops (one
-killed leaves it, as one killed mid-cell leaves its attempt's folder).
+stored attempt holds what it held before. The worker removes its spare when it stops; what a
+killed one left under the spare's name, the next worker of that name removes.
 """
 
 import contextlib
@@ -27,8 +27,11 @@ SPARE_FILES = (".spare-stdout", ".spare-stderr")
 
 
 class Staging:
-    def __init__(self, store: ArtifactStore) -> None:
+    def __init__(self, store: ArtifactStore, worker: str) -> None:
         self.store = store
+        # One name a worker: what a killed one left under it (its spare, or the folder of the
+        # attempt it was killed in, which nothing reads) goes when the name makes its next.
+        self.name = f"spare-{worker}"
         self.spare: Path | None = None
 
     def take(self) -> Path:
@@ -44,7 +47,7 @@ class Staging:
         if self.spare is not None:
             return
         try:
-            spare = self.store.staging()
+            spare = self._folder()
         except OSError as error:
             log.debug("no spare staging folder: %s", error)
             return
@@ -57,6 +60,13 @@ class Staging:
             shutil.rmtree(spare, ignore_errors=True)
             return
         self.spare = spare
+
+    def _folder(self) -> Path:
+        try:
+            return self.store.staging(self.name)
+        except FileExistsError as left:  # this name's, from before: no attempt stored reads it
+            shutil.rmtree(left.filename, ignore_errors=True)
+        return self.store.staging(self.name)
 
     def discard(self) -> None:
         """Remove the spare (the worker is stopping)."""

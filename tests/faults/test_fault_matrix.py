@@ -43,6 +43,14 @@ def test_sigkill_mid_cell_is_measured_again_without_orphans(tmp_path: Path,
         states = lab_.store.states(sweep_id)
         assert all(s.status == "done" for s in states.values())
         assert any(a >= 2 for a in accepted.values())  # the killed attempt did not count
+        # The killed attempt's folder was the victim's spare: the next worker of that name
+        # removes it and makes its own (workers/staging.py); the rescuer's is beside it.
+        staging = Path(lab_.settings.artifacts) / ".staging"
+        assert any(n.endswith(".stdout.txt") for n in os.listdir(staging / "spare-victim"))
+        lab_.fleet.start("cpu", "victim")
+        eventually(lambda: sorted(os.listdir(staging / "spare-victim")) == [
+            ".spare-out", ".spare-stderr", ".spare-stdout"], 30, "the victim's fresh spare")
+        assert sorted(os.listdir(staging)) == ["spare-rescuer", "spare-victim"]
         matrix.append({"fault": "SIGKILL of a worker mid-cell", "outcome": "cell queued again "
                        "when the lease expired; measured by another worker; the killed "
                        "command died with its worker", "recovery_s": round(recovered_s, 1)})

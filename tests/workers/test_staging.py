@@ -23,7 +23,7 @@ def _run(staging: Path, label: str, code: str) -> execute.Run:
 
 
 def test_the_first_command_writes_into_the_spares_inodes(tmp_path: Path) -> None:
-    staging = Staging(LocalStore(tmp_path))
+    staging = Staging(LocalStore(tmp_path), "w1")
     staging.prepare()
     spare = staging.spare
     assert spare is not None and spare.parent == tmp_path / ".staging"
@@ -47,7 +47,7 @@ def test_the_first_command_writes_into_the_spares_inodes(tmp_path: Path) -> None
 
 
 def test_a_spare_replaces_a_file_of_that_name_as_an_emptied_one(tmp_path: Path) -> None:
-    staging = Staging(LocalStore(tmp_path))
+    staging = Staging(LocalStore(tmp_path), "w1")
     staging.prepare()
     taken = staging.take()
     (taken / "measure.stdout.txt").write_text("a longer text from before\n")
@@ -56,7 +56,7 @@ def test_a_spare_replaces_a_file_of_that_name_as_an_emptied_one(tmp_path: Path) 
 
 
 def test_unused_spares_are_removed_before_the_attempt_is_stored(tmp_path: Path) -> None:
-    staging = Staging(LocalStore(tmp_path))
+    staging = Staging(LocalStore(tmp_path), "w1")
     staging.prepare()
     taken = staging.take()
     assert take_spare(taken / "probe-help.stdout.txt")
@@ -71,7 +71,7 @@ def test_unused_spares_are_removed_before_the_attempt_is_stored(tmp_path: Path) 
 
 def test_a_spare_folder_removed_under_the_worker_gives_way_to_a_new_folder(
         tmp_path: Path) -> None:
-    staging = Staging(LocalStore(tmp_path))
+    staging = Staging(LocalStore(tmp_path), "w1")
     staging.prepare()
     staging.prepare()  # one spare at a time
     assert len(os.listdir(tmp_path / ".staging")) == 1
@@ -84,7 +84,7 @@ def test_a_spare_folder_removed_under_the_worker_gives_way_to_a_new_folder(
 
 
 def test_a_name_the_spare_cannot_take_is_left_to_the_caller(tmp_path: Path) -> None:
-    staging = Staging(LocalStore(tmp_path))
+    staging = Staging(LocalStore(tmp_path), "w1")
     staging.prepare()
     taken = staging.take()
     (taken / "a-folder.stdout.txt").mkdir()
@@ -97,11 +97,11 @@ def test_a_store_that_cannot_stage_leaves_no_spare_and_discard_removes_one(
         tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    staging = Staging(LocalStore(blocked))
+    staging = Staging(LocalStore(blocked), "w1")
     staging.prepare()
     assert staging.spare is None
 
-    staging = Staging(LocalStore(tmp_path / "store"))
+    staging = Staging(LocalStore(tmp_path / "store"), "w1")
     staging.prepare()
     assert staging.spare is not None
     staging.discard()
@@ -110,12 +110,12 @@ def test_a_store_that_cannot_stage_leaves_no_spare_and_discard_removes_one(
 
 def test_a_spare_half_made_is_removed(tmp_path: Path) -> None:
     class Full(LocalStore):
-        def staging(self) -> Path:  # a folder whose spare out/ is already taken by a file
-            path = super().staging()
+        def staging(self, name: str | None = None) -> Path:  # its spare out/ taken by a file
+            path = super().staging(name)
             (path / SPARE_DIR).write_text("")
             return path
 
-    staging = Staging(Full(tmp_path))
+    staging = Staging(Full(tmp_path), "w1")
     staging.prepare()
     assert staging.spare is None and os.listdir(tmp_path / ".staging") == []
 
@@ -123,9 +123,28 @@ def test_a_spare_half_made_is_removed(tmp_path: Path) -> None:
 def test_the_spares_take_the_umask_as_an_open_would(tmp_path: Path) -> None:
     old = os.umask(0o002)
     try:
-        staging = Staging(LocalStore(tmp_path))
+        staging = Staging(LocalStore(tmp_path), "w1")
         staging.prepare()
         assert staging.spare is not None
         assert os.stat(staging.spare / SPARE_FILES[0]).st_mode & 0o777 == 0o664
     finally:
         os.umask(old)
+
+
+def test_what_a_killed_worker_left_under_its_name_goes_when_the_name_makes_its_next(
+        tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    left = Staging(store, "w1")
+    left.prepare()  # then killed, mid-cell: the taken folder holds part of an attempt
+    assert left.spare is not None
+    (left.take() / "measure.stdout.txt").write_text("half")
+    other = Staging(store, "w2")
+    other.prepare()
+    assert other.spare is not None
+
+    again = Staging(store, "w1")
+    again.prepare()
+    assert again.spare == tmp_path / ".staging" / "spare-w1"
+    assert sorted(os.listdir(again.spare)) == sorted([SPARE_DIR, *SPARE_FILES])
+    assert sorted(os.listdir(tmp_path / ".staging")) == ["spare-w1", "spare-w2"]
+    assert sorted(os.listdir(other.spare)) == sorted([SPARE_DIR, *SPARE_FILES])

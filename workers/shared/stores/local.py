@@ -21,9 +21,9 @@ class LocalStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def staging(self) -> Path:
-        path = self.root / ".staging" / uuid.uuid4().hex
-        path.mkdir(parents=True)
+    def staging(self, name: str | None = None) -> Path:
+        path = self.root / ".staging" / (name or uuid.uuid4().hex)
+        path.mkdir(parents=True)  # refuses a name already there
         return path
 
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str:

@@ -72,9 +72,9 @@ class SftpStore:
 
     # The ArtifactStore interface
 
-    def staging(self) -> Path:
-        path = self.cache / ".staging" / uuid.uuid4().hex
-        path.mkdir(parents=True)
+    def staging(self, name: str | None = None) -> Path:
+        path = self.cache / ".staging" / (name or uuid.uuid4().hex)
+        path.mkdir(parents=True)  # refuses a name already there
         return path
 
     def publish(self, staging: Path, sweep_id: str, cell_id: str, attempt: int) -> str:
