@@ -46,18 +46,16 @@ class Staging:
         `take` to say why."""
         if self.spare is not None:
             return
+        spare = None
         try:
             spare = self._folder()
-        except OSError as error:
-            log.debug("no spare staging folder: %s", error)
-            return
-        try:
             os.mkdir(spare / SPARE_DIR)
             for name in SPARE_FILES:  # as open(name, "wb") would make it
                 os.close(os.open(spare / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
         except OSError as error:
             log.debug("no spare staging folder: %s", error)
-            shutil.rmtree(spare, ignore_errors=True)
+            if spare is not None:  # half made
+                shutil.rmtree(spare, ignore_errors=True)
             return
         self.spare = spare
 
