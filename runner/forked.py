@@ -5,9 +5,11 @@ The record's figures are drawn this way, while the parent writes the JSON and Ma
 a record of one second at 1,000 cells): by a `Primed` child, started before its input exists
 so that matplotlib's import runs beside the parent's reading of the attempts, then sent what
 each figure shows (pickled), and drawing each in a `Forked` child of its own, which has it
-already. Only on Linux: macOS's system frameworks are not safe to use in a
-forked child, so elsewhere, and wherever a fork fails, the work is done in this process
-when its result is asked for.
+already. A `Streamed` child writes as it goes while the parent reads: the record's attempts
+are read and hashed that way, a step ahead of the record's process (runner/read_ahead.py).
+Only on Linux: macOS's system frameworks are not safe to use in a forked child, so
+elsewhere, and wherever a fork fails, the work is done in this process when its result is
+asked for.
 """
 
 import os
@@ -31,6 +33,8 @@ FORKS = sys.platform == "linux"
 # still runs the parent's code (it would unwind through the parent's finally blocks).
 _STOPPING = {signal.SIGINT, signal.SIGTERM}
 _FAILED = 1  # the child's exit status when its work raised (the exception is sent)
+# What a streaming child writes at a time: a pipe holds 64 KiB.
+_STREAM_BUFFER = 1 << 16
 
 
 class ChildFailed(RuntimeError):
@@ -51,26 +55,9 @@ class Forked(Generic[T]):
                 raise
 
     def _start(self) -> None:
-        read, write = os.pipe()
-        parent = os.getpid()
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-        try:
-            with warnings.catch_warnings():
-                # Python 3.12 warns of fork in a process with threads: the only other thread
-                # a record has is OpenBLAS's pool (numpy), which quiesces itself around a fork.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                pid = os.fork()
-                if pid == 0:  # the child: never leaves this block
-                    _child(self._work, read, write, parent, blocked)
-        except OSError:  # no fork (out of memory, or of processes): drawn here instead
-            os.close(read)
-            os.close(write)
-            return
-        else:  # known before the signals are let in: a stop then still stops the child
-            self._pid, self._read = pid, read
-            os.close(write)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        child = _fork(partial(_answer, self._work))
+        if child:
+            self._pid, self._read = child
 
     @property
     def forked(self) -> bool:
@@ -140,7 +127,13 @@ class Primed(Generic[A, T]):
         else:
             os.close(write)
 
+    @property
+    def given(self) -> bool:
+        return self._given is not None
+
     def give(self, given: A) -> None:
+        if self._given is not None:
+            raise RuntimeError("a primed work's input is given once")
         self._given = (given,)
         if self._inbound < 0:
             return
@@ -180,6 +173,39 @@ class Primed(Generic[A, T]):
         self.stop()
 
 
+class Streamed:
+    """`produce(out)` run in a child now, writing as it goes: the parent reads what it wrote
+    from `pipe` as it comes (an end of file, short of what it expected, says that the child
+    stopped: killed, or raised). `pipe` is None where no child could be forked. Leaving a
+    `with` block stops and reaps the child, done or not."""
+
+    def __init__(self, produce: Callable[[BinaryIO], None]) -> None:
+        child = _fork(partial(_stream, produce))
+        self._pid = child[0] if child else 0
+        self.pipe: BinaryIO | None = os.fdopen(child[1], "rb") if child else None
+
+    def stop(self) -> None:
+        if self._pid:
+            os.kill(self._pid, signal.SIGKILL)  # one that ended is a zombie: no matter
+            os.waitpid(self._pid, 0)
+            self._pid = 0
+        if self.pipe is not None:
+            self.pipe.close()
+            self.pipe = None
+
+    def __enter__(self) -> "Streamed":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+def _stream(produce: Callable[[BinaryIO], None], write: int) -> int:
+    with os.fdopen(write, "wb", buffering=_STREAM_BUFFER) as out:
+        produce(out)
+    return 0
+
+
 def _primed(prime: Callable[[], object], work: Callable[[A], T], read: int, write: int) -> T:
     """In the child: prime while a thread takes the input in as it comes (the parent's `give`
     never waits for the priming, whatever the input's size), then work on it."""
@@ -213,9 +239,47 @@ def _exactly(pipe: BinaryIO, size: int) -> bytes:
     return data
 
 
-def _child(work: Callable[[], object], read: int, write: int, parent: int,
+def _fork(body: Callable[[int], int]) -> tuple[int, int] | None:
+    """A child forked now that runs `body` on the write end of a pipe and exits with the
+    status it returns; (its pid, the read end), or None where no child could be forked."""
+    if not FORKS:
+        return None
+    read, write = os.pipe()
+    parent = os.getpid()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12 warns of fork in a process with threads: the only other thread
+            # a record has is OpenBLAS's pool (numpy), which quiesces itself around a fork.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except BaseException as error:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(read)
+        os.close(write)
+        if isinstance(error, OSError):  # no fork (out of memory, or of processes)
+            return None
+        raise
+    if pid == 0:  # the child: never returns
+        _child(body, read, write, parent, blocked)
+    os.close(write)
+    try:  # a stop signal that came while they were blocked lands here: stop the child too
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    except BaseException:
+        _kill(pid, read)
+        raise
+    return pid, read
+
+
+def _kill(pid: int, read: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(read)
+
+
+def _child(body: Callable[[int], int], read: int, write: int, parent: int,
            blocked: set[int | signal.Signals]) -> None:
-    code = 0
+    code = _FAILED  # unless `body` returns
     try:
         # A stop signal kills the child outright, and so does the parent's death.
         for number in _STOPPING:
@@ -225,16 +289,23 @@ def _child(work: Callable[[], object], read: int, write: int, parent: int,
             return
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(read)
-        try:
-            message = pickle.dumps((True, work(), ""))
-        except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-            code = _FAILED
-            message = _failure(error, traceback.format_exc())
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(message)
+        code = body(write)
     finally:
         # Not sys.exit: the parent's atexit handlers, buffers and finally blocks are not ours.
         os._exit(code)
+
+
+def _answer(work: Callable[[], object], write: int) -> int:
+    """`work`'s result, or its exception, pickled onto `write`; the child's exit status."""
+    code = 0
+    try:
+        message = pickle.dumps((True, work(), ""))
+    except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
+        code = _FAILED
+        message = _failure(error, traceback.format_exc())
+    with os.fdopen(write, "wb") as pipe:
+        pipe.write(message)
+    return code
 
 
 def _failure(error: BaseException, where: str) -> bytes:

@@ -31,6 +31,7 @@ from jobs.views.record_json import json_pieces
 from jobs.views.shown import Shown, shown
 from runner.collector import give_back_freed
 from runner.forked import Forked, Primed
+from runner.read_ahead import Got, read_results
 from runner.reparse import raw_problems
 from runner.sweep_file import SWEEP_FILE as SWEEP_FILE  # re-exported, as before
 from runner.sweep_file import SWEEP_FILE_PROTOCOL as SWEEP_FILE_PROTOCOL
@@ -65,8 +66,15 @@ class _Read:
     unreadable: dict[str, str]
 
 
-def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
-    """The sweep's record from Redis's states and the store's attempts, checked."""
+# The child that draws a record's figures: given what each shows, it answers each's PNG.
+Drawer = Primed[dict[str, Shown], dict[str, bytes | None]]
+
+
+def gather(store: Store, artifacts: ArtifactStore, sweep_id: str,
+           drawer: Drawer | None = None) -> Record:
+    """The sweep's record from Redis's states and the store's attempts, checked; `drawer`
+    (`figure_drawer`) is given what the figures show as soon as the record is built, so that
+    they are drawn while it is checked."""
     sweep, cells, data = store.sweep(sweep_id)
     give_back_freed()  # the cells' JSON, parsed and dropped
     resolved = json.loads(data.get("resolved", "{}"))
@@ -76,20 +84,23 @@ def gather(store: Store, artifacts: ArtifactStore, sweep_id: str) -> Record:
         write_sweep_file(artifacts, SweepFile(
             protocol=SWEEP_FILE_PROTOCOL, sweep_id=sweep_id, created=data.get("created", ""),
             source=data.get("source", ""), sweep=sweep, cells=cells, resolved=resolved))
-    return _assemble(artifacts, sweep_id, sweep, cells, store.states(sweep_id), resolved)
+    return _assemble(artifacts, sweep_id, sweep, cells, store.states(sweep_id), resolved,
+                     drawer)
 
 
-def gather_stored(artifacts: ArtifactStore, sweep_id: str) -> Record:
+def gather_stored(artifacts: ArtifactStore, sweep_id: str, drawer: Drawer | None = None
+                  ) -> Record:
     """The sweep's record from the artifact store alone (Redis lost, or never reachable):
     its spec from sweep.json, each cell's outcome from the attempt the store marks accepted."""
     stored = read_sweep_file(artifacts, sweep_id, envelopes=False)
     give_back_freed()  # the sweep file's JSON, parsed and dropped
     return _assemble(artifacts, sweep_id, stored.sweep, stored.cells,
-                     stored_states(artifacts, sweep_id, stored.cells), stored.resolved)
+                     stored_states(artifacts, sweep_id, stored.cells), stored.resolved, drawer)
 
 
 def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list[Cell],
-              states: dict[str, CellState], resolved: dict[str, str]) -> Record:
+              states: dict[str, CellState], resolved: dict[str, str],
+              drawer: Drawer | None) -> Record:
     chosen, others = {}, []
     for cell in cells:  # every attempt listed once: the chosen one, and the others
         attempts = artifacts.attempts(sweep_id, cell.id)
@@ -104,6 +115,8 @@ def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list
     record = record_from(sweep_id, sweep, cells, states, digests.items, read.unreadable,
                          created, resolved, flagged)
     record = record.model_copy(update={"evidence": read.evidence})
+    if drawer is not None:  # the check changes no figure
+        drawer.give(figures(record))
     problems = check_record(record, flagged)
     return record.model_copy(update={"check": Check(ok=not problems, problems=problems)})
 
@@ -137,10 +150,6 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
     return problems + raw_problems(store, record, read.results) + differences(record, rebuilt)
 
 
-# The child that draws a record's figures: given what each shows, it answers each's PNG.
-Drawer = Primed[dict[str, Shown], dict[str, bytes | None]]
-
-
 def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
     """Write the record to `out`; its figures drawn by `drawer` (started by `figure_drawer`
     before the record was gathered), else by one started here."""
@@ -155,14 +164,13 @@ def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
     # Markdown, which links the figures that were made, comes last. Every file is written
     # beside its place and all are moved in once all are made: a figure, the data or the
     # JSON that fails leaves the record before it whole.
-    picked = {title: what for title, (_, figure) in _FIGURES.items()
-              if (what := shown(record, figure))}
     data = out / "data" / record.sweep_id
     json_path, md_path = out / f"{record.sweep_id}.json", out / f"{record.sweep_id}.md"
     with _Staged() as staged, contextlib.ExitStack() as children:
         if drawer is None:
             drawer = children.enter_context(figure_drawer())
-        drawer.give(picked)
+        if not drawer.given:
+            drawer.give(figures(record))
         data.mkdir(parents=True, exist_ok=True)
         for name, pieces in raw_parts(record).items():
             staged.write(data / name, pieces)
@@ -182,6 +190,13 @@ def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
 _FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
             "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
             "per-token time by phase": ("{}-phases.png", "phases")}
+
+def figures(record: Record) -> dict[str, Shown]:
+    """What each of the record's figures shows, by title; those with nothing to show left
+    out."""
+    return {title: what for title, (_, figure) in _FIGURES.items()
+            if (what := shown(record, figure))}
+
 
 def figure_drawer() -> Drawer:
     """Start the child that will draw the figures: it imports matplotlib now, beside the
@@ -244,18 +259,20 @@ def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[s
           others: list[tuple[str, int]], take: Take | None = None) -> _Read:
     """Read the chosen attempt of each cell, and the `others` (cell, attempt) named."""
     read = _Read({}, [], [], {})
-    for cell in cells:
-        if chosen.get(cell.id):
-            _read_one(store, sweep_id, cell.id, chosen[cell.id], True, read, take)
-    for cell_id, attempt in others:
-        _read_one(store, sweep_id, cell_id, attempt, False, read, take)
+    wanted = [(c.id, chosen[c.id], True) for c in cells if chosen.get(c.id)]
+    wanted += [(cell_id, attempt, False) for cell_id, attempt in others]
+    got = read_results(store, sweep_id, [(cell_id, attempt) for cell_id, attempt, _ in wanted])
+    for (cell_id, attempt, used), files in zip(wanted, got, strict=True):  # each read once
+        _read_one(store, cell_id, attempt, used, files, read, take)
     return read
 
 
-def _read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int, used: bool,
+def _read_one(store: ArtifactStore, cell_id: str, attempt: int, used: bool, files: Got,
               read: _Read, take: Take | None) -> None:
     try:
-        raw, manifest = store.read_result(sweep_id, cell_id, attempt)  # each file read once
+        if not isinstance(files, tuple):
+            raise files
+        raw, manifest = files
         if raw is None:
             raise KeyError("result.json")
         result = AttemptResult.model_validate_json(raw)

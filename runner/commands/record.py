@@ -29,10 +29,10 @@ def command(sweep: str | None, out: Path, from_store: bool) -> int:
             if not sweep:
                 raise UserError("--from-store needs the sweep's full id (a folder of the "
                                 "store)")
-            record = gather_stored(artifacts, sweep)
+            record = gather_stored(artifacts, sweep, drawer)
         else:
             store = Store.connect(settings.redis_url)
-            record = gather(store, artifacts, store.resolve(sweep))
+            record = gather(store, artifacts, store.resolve(sweep), drawer)
         written = write(record, out, drawer)
     r = written.record
     console = Console()

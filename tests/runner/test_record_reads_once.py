@@ -1,6 +1,7 @@
 """`benchfleet record` lists each cell's attempts once and reads each attempt once: its files
 hashed against the manifest, result.json and the manifest kept from that one read."""
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
+from runner import forked
 from runner.records import (
     SWEEP_FILE,
     SWEEP_FILE_PROTOCOL,
@@ -37,15 +39,17 @@ def test_each_attempt_is_listed_and_read_once(small: tuple[Sweep, list[Cell]], t
             (staging / "measure.stdout.txt").write_text("decoded\n")
             store.publish(staging, "s1", cell.id, attempt)
         accept(store, "s1", cell.id, tries, "done")
-    listed, read = Counter[str](), Counter[tuple[str, int]]()
+    listed = Counter[str]()
     attempts, read_result = store.attempts, store.read_result
+    reads = tmp_path / "reads.txt"  # a line per read, by whichever process reads it
 
     def counted_attempts(sweep_id: str, cell_id: str) -> list[int]:
         listed[cell_id] += 1
         return attempts(sweep_id, cell_id)
 
     def counted_read(sweep_id: str, cell_id: str, attempt: int) -> tuple[bytes | None, bytes]:
-        read[(cell_id, attempt)] += 1
+        with reads.open("a") as f:
+            f.write(f"{cell_id} {attempt} {os.getpid()}\n")
         return read_result(sweep_id, cell_id, attempt)
 
     monkeypatch.setattr(store, "attempts", counted_attempts)
@@ -54,7 +58,11 @@ def test_each_attempt_is_listed_and_read_once(small: tuple[Sweep, list[Cell]], t
     record = gather_stored(store, "s1")
     assert record.check and record.check.ok, record.check
     assert set(listed.values()) == {1} and len(listed) == len(cells)
+    lines = [line.split() for line in reads.read_text().splitlines()]
+    read = Counter((cell_id, int(attempt)) for cell_id, attempt, _ in lines)
     assert set(read.values()) == {1} and len(read) == len(cells) + 1
+    if forked.FORKS:  # read ahead by a child (runner/read_ahead.py)
+        assert {int(pid) for _, _, pid in lines} != {os.getpid()}
     assert {(e.cell_id, e.attempt, e.used) for e in record.evidence if not e.used} == {
         (cells[0].id, 1, False)}
 
