@@ -36,9 +36,12 @@ class Digest:
     build: BuildTime | None
 
 
-def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bool) -> Digest:
+def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bool,
+           texts: dict[str, str] | None = None) -> Digest:
     """`used`: the attempt the cell's state names; `done`: that state is done, so its reading
-    is a measurement or a profile."""
+    is a measurement or a profile. `texts`: the record's shared texts (`Digests`)."""
+    if result.cell_id == cell.id:  # one string for the id, not one per model that names it
+        result = result.model_copy(update={"cell_id": cell.id})
     runs = host_runs(result)
     counted = used and done
     return Digest(
@@ -50,7 +53,8 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
                              if result.failure else None)),
         used=used, host=result.host, runs=runs,
         failure=result.failure.reason if result.failure else None,
-        measurement=_unjudged(cell, result, runs) if counted else None,
+        measurement=_unjudged(cell, result, runs, {} if texts is None else texts)
+        if counted else None,
         profile=_profile(sweep, cell, result) if counted else None,
         commit=result.commit, protocol=result.protocol,
         mlx_pin=result.target.get("mlx_pin"), toolchain=result.target.get("toolchain"),
@@ -78,7 +82,8 @@ def conditions(m: Measurement) -> RunConditions:
                          gpu_start=m.gpu_start, other_sweep=m.other_sweep)
 
 
-def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measurement | None:
+def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], texts: dict[str, str]
+              ) -> Measurement | None:
     run = result.measured
     reading = result.reading
     if (run is None or reading is None or result.commit is None
@@ -86,20 +91,30 @@ def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun]) -> Measure
         return None
     return Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
-        worker=result.worker, hostname=result.host.hostname, commit=result.commit,
+        worker=_shared(texts, result.worker), hostname=result.host.hostname,
+        commit=_shared(texts, result.commit),  # not None: checked above
         attempt=result.attempt, started=run.started, ended=run.ended,
         decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
         decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
         prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
         peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
-        exit_code=run.exit_code, argv=run.argv, env=run.env, adaptive=cell.adaptive,
-        build_cached=result.build.cached if result.build else None,
-        jit_cache=result.target.get("jit_cache"), gate=result.gate,
+        exit_code=run.exit_code, argv=[_shared(texts, a) for a in run.argv],
+        env={_shared(texts, k): _shared(texts, v) for k, v in run.env.items()},
+        adaptive=cell.adaptive, build_cached=result.build.cached if result.build else None,
+        jit_cache=_shared(texts, jit) if (jit := result.target.get("jit_cache")) else jit,
+        gate=result.gate,
         host_lease=run.host_lease, flags=[],
         wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
         gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
         asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
+
+
+def _shared(texts: dict[str, str], text: str) -> str:
+    """One object for each equal text of the record: a command's arguments and environment,
+    its worker, commit and JIT cache repeat from cell to cell, and each attempt read made its
+    own copies."""
+    return texts.setdefault(text, text)
 
 
 def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
@@ -123,13 +138,14 @@ class Digests:
         self.items: list[Digest] = []
         self._sweep, self._cells, self._states = sweep, {c.id: c for c in cells}, states
         self._hosts: dict[HostFacts, HostFacts] = {}
+        self._texts: dict[str, str] = {}
         self._builds: set[tuple[str, str, str]] = set()
 
     def take(self, cell_id: str, result: AttemptResult, used: bool) -> None:
         """An attempt read for `cell_id`; `used`: the one its cell's state names."""
         state = self._states.get(cell_id)
         done = used and state is not None and state.status == "done"
-        self.add(digest(self._sweep, self._cells[cell_id], result, used, done))
+        self.add(digest(self._sweep, self._cells[cell_id], result, used, done, self._texts))
 
     def add(self, d: Digest) -> None:
         b = d.build

@@ -85,3 +85,25 @@ def test_the_record_holds_each_measurement_once_and_judging_again_gives_the_same
     text = first.model_dump_json()
     assert record_from("s1", sweep, cells, states, kept.items, {}, "now").model_dump_json() \
         == text
+
+
+def test_equal_texts_of_the_measurements_are_one_object(small: tuple[Sweep, list[Cell]]
+                                                        ) -> None:
+    """Each attempt read brings its own copies of its command's arguments and environment, its
+    worker and commit: the record keeps one of each (a 100,000-cell record holds them all)."""
+    sweep, cells = small
+    states = {c.id: CellState(status="done", attempt=1) for c in cells}
+    kept = Digests(sweep, cells, states)
+    for i, c in enumerate(cells):
+        r = result(c, 20.0 + i)
+        kept.take(c.id, AttemptResult.model_validate_json(r.model_dump_json()), True)  # as read
+    ms = [d.measurement for d in kept.items if d.measurement]
+    assert len(ms) == len(cells) > 1
+    first, *others = ms
+    for m in others:
+        for mine, theirs in zip(m.argv, first.argv, strict=True):
+            assert mine is theirs or mine != theirs
+        assert m.worker is first.worker and m.commit is first.commit
+        names = {k: k for k in first.env}  # an equal name is the same object
+        assert all(names.get(k, k) is k for k in m.env)
+    assert all(d.tried.cell_id is c.id for d, c in zip(kept.items, cells, strict=True))
