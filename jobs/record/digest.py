@@ -6,7 +6,7 @@ known only once every run of the sweep has been read (`judged` fills it).
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from jobs.profiles.attribution import attribute
 from jobs.record.attempt_log import Tried
@@ -19,7 +19,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per attempt read: no dict of its own
 class Digest:
     cell_id: str  # the cell it was read for (its folder), which its result.json also names
     tried: Tried
@@ -36,29 +36,55 @@ class Digest:
     build: BuildTime | None
 
 
+@dataclass
+class Shared:
+    """What the digests of one record share, so that it holds each once: one HostFacts per
+    distinct host (each attempt names its own copy), a reused build only where no attempt
+    before it named that build (`build_times` lists no other), and one object for each equal
+    text (a command's arguments and environment, its worker, commit and JIT cache repeat from
+    cell to cell, and each attempt read made its own copies)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    hosts: dict[HostFacts, HostFacts] = field(default_factory=dict)
+    builds: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def text(self, text: str) -> str:
+        return self.texts.setdefault(text, text)
+
+    def build(self, backend: str, result: AttemptResult) -> BuildTime | None:
+        """The attempt's build, unless it reused one an attempt before it named."""
+        if result.build is None or result.commit is None:
+            return None
+        key = (result.commit, backend, result.worker)
+        if result.build.cached and key in self.builds:
+            return None  # looked up before the build is made: most cells reuse one
+        self.builds.add(key)
+        return build_time(backend, result)
+
+
 def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bool,
-           texts: dict[str, str] | None = None) -> Digest:
+           shared: Shared | None = None) -> Digest:
     """`used`: the attempt the cell's state names; `done`: that state is done, so its reading
-    is a measurement or a profile. `texts`: the record's shared texts (`Digests`)."""
-    if result.cell_id == cell.id:  # one string for the id, not one per model that names it
-        result = result.model_copy(update={"cell_id": cell.id})
-    runs = host_runs(result)
+    is a measurement or a profile. `shared`: what the record's digests share (`Digests`)."""
+    shared = shared or Shared()
+    # One string for the id, not one per model that names it.
+    cell_id = cell.id if result.cell_id == cell.id else result.cell_id
+    runs = host_runs(result, cell_id)
     counted = used and done
     return Digest(
         cell_id=cell.id,
-        tried=Tried(cell_id=result.cell_id, attempt=result.attempt, worker=result.worker,
+        tried=Tried(cell_id=cell_id, attempt=result.attempt, worker=result.worker,
                     hostname=result.host.hostname, started=result.started,
                     ended=result.ended,
                     failure=(f"{result.failure.kind}: {result.failure.reason}"
                              if result.failure else None)),
-        used=used, host=result.host, runs=runs,
+        used=used, host=shared.hosts.setdefault(result.host, result.host), runs=runs,
         failure=result.failure.reason if result.failure else None,
-        measurement=_unjudged(cell, result, runs, {} if texts is None else texts)
-        if counted else None,
+        measurement=_unjudged(cell, result, runs, shared) if counted else None,
         profile=_profile(sweep, cell, result) if counted else None,
         commit=result.commit, protocol=result.protocol,
         mlx_pin=result.target.get("mlx_pin"), toolchain=result.target.get("toolchain"),
-        build=build_time(cell.backend, result))
+        build=shared.build(cell.backend, result))
 
 
 def judged(m: Measurement, mine: HostRun, runs: RunIndex) -> Measurement:
@@ -82,7 +108,7 @@ def conditions(m: Measurement) -> RunConditions:
                          gpu_start=m.gpu_start, other_sweep=m.other_sweep)
 
 
-def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], texts: dict[str, str]
+def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], shared: Shared
               ) -> Measurement | None:
     run = result.measured
     reading = result.reading
@@ -91,30 +117,23 @@ def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], texts: dic
         return None
     return Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
-        worker=_shared(texts, result.worker), hostname=result.host.hostname,
-        commit=_shared(texts, result.commit),  # not None: checked above
+        worker=shared.text(result.worker), hostname=result.host.hostname,
+        commit=shared.text(result.commit),  # not None: checked above
         attempt=result.attempt, started=run.started, ended=run.ended,
         decode_tps=reading.decode_tps, prefill_tps=reading.prefill_tps,
         decode_ms=reading.decode_ms, prefill_ms=reading.prefill_ms,
         prompt_tokens=reading.prompt_tokens, generated_tokens=reading.generated_tokens,
         peak_gb=reading.peak_gb, load1_before=run.load1_before, load1_after=run.load1_after,
-        exit_code=run.exit_code, argv=[_shared(texts, a) for a in run.argv],
-        env={_shared(texts, k): _shared(texts, v) for k, v in run.env.items()},
+        exit_code=run.exit_code, argv=[shared.text(a) for a in run.argv],
+        env={shared.text(k): shared.text(v) for k, v in run.env.items()},
         adaptive=cell.adaptive, build_cached=result.build.cached if result.build else None,
-        jit_cache=_shared(texts, jit) if (jit := result.target.get("jit_cache")) else jit,
+        jit_cache=shared.text(jit) if (jit := result.target.get("jit_cache")) else jit,
         gate=result.gate,
         host_lease=run.host_lease, flags=[],
         wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
         gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
         asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
-
-
-def _shared(texts: dict[str, str], text: str) -> str:
-    """One object for each equal text of the record: a command's arguments and environment,
-    its worker, commit and JIT cache repeat from cell to cell, and each attempt read made its
-    own copies."""
-    return texts.setdefault(text, text)
 
 
 def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:
@@ -130,27 +149,17 @@ def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | 
 
 class Digests:
     """The digests of a sweep's attempts, as they are read, holding no more than the record
-    needs: one HostFacts per distinct host (each attempt names its own copy), and a reused
-    build only where no attempt before it named that build (`build_times` lists no other)."""
+    needs (`Shared`)."""
 
     def __init__(self, sweep: Sweep, cells: Sequence[Cell],
                  states: Mapping[str, CellState]) -> None:
         self.items: list[Digest] = []
         self._sweep, self._cells, self._states = sweep, {c.id: c for c in cells}, states
-        self._hosts: dict[HostFacts, HostFacts] = {}
-        self._texts: dict[str, str] = {}
-        self._builds: set[tuple[str, str, str]] = set()
+        self._shared = Shared()
 
     def take(self, cell_id: str, result: AttemptResult, used: bool) -> None:
         """An attempt read for `cell_id`; `used`: the one its cell's state names."""
         state = self._states.get(cell_id)
         done = used and state is not None and state.status == "done"
-        self.add(digest(self._sweep, self._cells[cell_id], result, used, done, self._texts))
-
-    def add(self, d: Digest) -> None:
-        b = d.build
-        key = (b.commit, b.backend, b.worker) if b else None
-        if key:
-            b = None if b and b.cached and key in self._builds else b
-            self._builds.add(key)
-        self.items.append(replace(d, host=self._hosts.setdefault(d.host, d.host), build=b))
+        self.items.append(digest(self._sweep, self._cells[cell_id], result, used, done,
+                                 self._shared))

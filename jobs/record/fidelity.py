@@ -37,8 +37,11 @@ class HostRun(Lean):
     host_lease: bool
 
 
-def host_runs(result: AttemptResult) -> list[HostRun]:
-    return [HostRun(hostname=result.host.hostname, worker=result.worker, cell_id=result.cell_id,
+def host_runs(result: AttemptResult, cell_id: str | None = None) -> list[HostRun]:
+    """The attempt's runs that loaded its host; `cell_id`: the attempt's, where the caller
+    holds an equal string already."""
+    return [HostRun(hostname=result.host.hostname, worker=result.worker,
+                    cell_id=cell_id or result.cell_id,
                     attempt=result.attempt, role=r.role, started=r.started, ended=r.ended,
                     host_lease=r.host_lease) for r in result.runs if r.role in HEAVY]
 

@@ -22,8 +22,7 @@ def test_one_host_and_one_entry_per_build_are_kept(small: tuple[Sweep, list[Cell
     kept = Digests(sweep, cells, {})
     for cell, r in zip(cells, results, strict=True):
         # each attempt's host facts are its own object, equal to the others'
-        kept.add(digest(sweep, cell, r.model_copy(update={"host": r.host.model_copy()}),
-                        True, True))
+        kept.take(cell.id, r.model_copy(update={"host": r.host.model_copy()}), True)
     assert len({id(d.host) for d in kept.items}) == 1
     assert [d.build is not None for d in kept.items] == [True] + [False] * (len(cells) - 1)
     every = [digest(sweep, c, r, True, True).build for c, r in zip(cells, results, strict=True)]
