@@ -1,4 +1,5 @@
-"""Work done in a forked child beside the parent's, its result (or its exception) handed back.
+"""Work done in a forked child beside the parent's: its result (or its exception) handed back,
+or its output read as it comes.
 
 The record's figures are drawn this way, while the parent writes the JSON and Markdown
 (docs/benchmarks/overhead-profiles.md: about 0.5 s a figure, and matplotlib's import, against
@@ -55,9 +56,10 @@ class Forked(Generic[T]):
                 raise
 
     def _start(self) -> None:
-        child = _fork(partial(_answer, self._work))
-        if child:
-            self._pid, self._read = child
+        _fork(partial(_answer, self._work), self._keep)
+
+    def _keep(self, pid: int, read: int) -> None:
+        self._pid, self._read = pid, read
 
     @property
     def forked(self) -> bool:
@@ -180,9 +182,17 @@ class Streamed:
     `with` block stops and reaps the child, done or not."""
 
     def __init__(self, produce: Callable[[BinaryIO], None]) -> None:
-        child = _fork(partial(_stream, produce))
-        self._pid = child[0] if child else 0
-        self.pipe: BinaryIO | None = os.fdopen(child[1], "rb") if child else None
+        self._pid = 0
+        self.pipe: BinaryIO | None = None
+        try:
+            _fork(partial(_stream, produce), self._keep)
+        except BaseException:  # a stop signal let in once forked: no caller can stop it
+            self.stop()
+            raise
+
+    def _keep(self, pid: int, read: int) -> None:
+        self._pid = pid
+        self.pipe = os.fdopen(read, "rb")
 
     def stop(self) -> None:
         if self._pid:
@@ -239,11 +249,12 @@ def _exactly(pipe: BinaryIO, size: int) -> bytes:
     return data
 
 
-def _fork(body: Callable[[int], int]) -> tuple[int, int] | None:
+def _fork(body: Callable[[int], int], keep: Callable[[int, int], None]) -> bool:
     """A child forked now that runs `body` on the write end of a pipe and exits with the
-    status it returns; (its pid, the read end), or None where no child could be forked."""
+    status it returns. `keep(pid, read end)` is called before a stop signal can land, so its
+    owner, holding the child, can stop it; False where no child could be forked."""
     if not FORKS:
-        return None
+        return False
     read, write = os.pipe()
     parent = os.getpid()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
@@ -254,27 +265,19 @@ def _fork(body: Callable[[int], int]) -> tuple[int, int] | None:
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except BaseException as error:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(read)
         os.close(write)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if isinstance(error, OSError):  # no fork (out of memory, or of processes)
-            return None
+            return False
         raise
     if pid == 0:  # the child: never returns
         _child(body, read, write, parent, blocked)
     os.close(write)
-    try:  # a stop signal that came while they were blocked lands here: stop the child too
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-    except BaseException:
-        _kill(pid, read)
-        raise
-    return pid, read
-
-
-def _kill(pid: int, read: int) -> None:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    os.close(read)
+    keep(pid, read)
+    # A stop signal that came while they were blocked lands here; the owner stops the child.
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return True
 
 
 def _child(body: Callable[[int], int], read: int, write: int, parent: int,

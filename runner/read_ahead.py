@@ -1,19 +1,22 @@
 """A record's attempts read from its artifact store by a child, a step ahead of the record.
 
 Each attempt's files are read and hashed against its manifest (the store's `read_result`),
-and its result.json validated and digested: at 10,000 cells the reading and hashing took half
-of the two (docs/benchmarks/overhead-profiles.md). A child forked from the record's process
-reads and hashes them and sends each result.json and manifest down a pipe, in order, while
-the record's process validates and digests the ones before: the two halves run side by side.
+then its result.json is validated and digested: at 10,000 cells the reading and hashing was
+about half of that work (docs/benchmarks/overhead-profiles.md). A child forked from the
+record's process reads and hashes them and sends each result.json and manifest down a pipe,
+in order, while the record's process validates and digests the ones before: the two halves
+run side by side, the child as far ahead as the pipe and its buffer hold (some 30 attempts).
 
 Only from a local store (a forked child must not share the SFTP store's session) and where a
 child can be forked (runner/forked.py); elsewhere, and from wherever the child stopped, the
 attempts are read here, the same way. What the child sends is what `read_result` returned or
-raised, in words: the record states a store's error by its text alone.
+raised, in words: the record states a store's error by its text alone (an OSError comes back
+as a plain one, its text the same).
 """
 
+import gc
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from functools import partial
 from typing import BinaryIO
 
@@ -31,12 +34,13 @@ _RESULT, _NO_RESULT, _CORRUPT, _OS_ERROR = range(4)
 
 
 def read_results(store: ArtifactStore, sweep_id: str, wanted: Sequence[tuple[str, int]]
-                 ) -> Iterator[Got]:
+                 ) -> Generator[Got, None, None]:
     """What `store.read_result` gives for each (cell, attempt) of `wanted`, in order."""
     done = 0
     if isinstance(store, LocalStore) and wanted:
         with Streamed(partial(_send, store, sweep_id, wanted)) as child:
-            while child.pipe and done < len(wanted) and (got := _receive(child.pipe)):
+            while (child.pipe is not None and done < len(wanted)
+                   and (got := _receive(child.pipe)) is not None):
                 yield got
                 done += 1
     for cell_id, attempt in wanted[done:]:
@@ -53,17 +57,19 @@ def read_one(store: ArtifactStore, sweep_id: str, cell_id: str, attempt: int) ->
 def _send(store: ArtifactStore, sweep_id: str, wanted: Sequence[tuple[str, int]],
           out: BinaryIO) -> None:
     """In the child: every attempt read, each sent as one frame."""
+    gc.disable()  # a collection would touch, and so copy, every page it shares with its parent
     for cell_id, attempt in wanted:
         got = read_one(store, sweep_id, cell_id, attempt)
         if isinstance(got, tuple):
             raw, manifest = got
-            kind, first = (_NO_RESULT, b"") if raw is None else (_RESULT, raw)
+            kind, first, second = (_NO_RESULT, b"", manifest) if raw is None else (
+                _RESULT, raw, manifest)
         else:
             kind = _CORRUPT if isinstance(got, CorruptArtifact) else _OS_ERROR
-            first, manifest = str(got).encode(), b""
-        out.write(_FRAME.pack(kind, len(first), len(manifest)))
+            first, second = str(got).encode(), b""
+        out.write(_FRAME.pack(kind, len(first), len(second)))
         out.write(first)
-        out.write(manifest)
+        out.write(second)
 
 
 def _receive(pipe: BinaryIO) -> Got | None:

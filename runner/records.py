@@ -152,7 +152,8 @@ def check_artifacts(record: Record, where: Path | str) -> list[str]:
 
 def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
     """Write the record to `out`; its figures drawn by `drawer` (started by `figure_drawer`
-    before the record was gathered), else by one started here."""
+    before the record was gathered, and given this record's figures there, or here), else by
+    one started here."""
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give -o a directory for the record")
     try:
@@ -190,6 +191,7 @@ def write(record: Record, out: Path, drawer: Drawer | None = None) -> Written:
 _FIGURES = {"decode tok/s per arm": ("{}.png", "decode"),
             "prefill tok/s per arm": ("{}-prefill.png", "prefill"),
             "per-token time by phase": ("{}-phases.png", "phases")}
+
 
 def figures(record: Record) -> dict[str, Shown]:
     """What each of the record's figures shows, by title; those with nothing to show left
@@ -261,9 +263,10 @@ def _read(store: ArtifactStore, sweep_id: str, cells: list[Cell], chosen: dict[s
     read = _Read({}, [], [], {})
     wanted = [(c.id, chosen[c.id], True) for c in cells if chosen.get(c.id)]
     wanted += [(cell_id, attempt, False) for cell_id, attempt in others]
-    got = read_results(store, sweep_id, [(cell_id, attempt) for cell_id, attempt, _ in wanted])
-    for (cell_id, attempt, used), files in zip(wanted, got, strict=True):  # each read once
-        _read_one(store, cell_id, attempt, used, files, read, take)
+    # Closed however this ends: a `take` that raises stops the child reading ahead.
+    with contextlib.closing(read_results(store, sweep_id, [(c, a) for c, a, _ in wanted])) as got:
+        for (cell_id, attempt, used), files in zip(wanted, got, strict=True):  # each read once
+            _read_one(store, cell_id, attempt, used, files, read, take)
     return read
 
 

@@ -42,7 +42,8 @@ class Shared:
     distinct host (each attempt names its own copy), a reused build only where no attempt
     before it named that build (`build_times` lists no other), and one object for each equal
     text (a command's arguments and environment, its worker, commit and JIT cache repeat from
-    cell to cell, and each attempt read made its own copies)."""
+    cell to cell, and each attempt read made its own copies of those longer than 64
+    characters; pydantic reuses one object for a shorter string it parses)."""
 
     texts: dict[str, str] = field(default_factory=dict)
     hosts: dict[HostFacts, HostFacts] = field(default_factory=dict)
@@ -66,7 +67,8 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
            shared: Shared | None = None) -> Digest:
     """`used`: the attempt the cell's state names; `done`: that state is done, so its reading
     is a measurement or a profile. `shared`: what the record's digests share (`Digests`)."""
-    shared = shared or Shared()
+    if shared is None:
+        shared = Shared()
     # One string for the id, not one per model that names it.
     cell_id = cell.id if result.cell_id == cell.id else result.cell_id
     runs = host_runs(result, cell_id)

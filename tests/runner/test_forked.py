@@ -19,6 +19,8 @@ from jobs.record.model import Record
 from runner import forked, records
 from runner.forked import ChildFailed, Forked, Primed
 from runner.records import write
+from tests.support.cells import Submitted
+from workers.shared.stores.local import LocalStore
 
 H200 = next((Path(__file__).parents[2] / "docs" / "records" / "h200-moe-decode" / "run-4")
             .glob("h200-moe-decode-*.json"))
@@ -279,3 +281,31 @@ def test_a_figure_that_fails_leaves_the_record_before_it_whole(
     after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     assert after == before  # nothing replaced, nothing half-written or left beside
     assert first.json in after
+
+
+def test_a_primed_child_is_given_its_input_once() -> None:
+    with Primed(lambda: None, _doubled) as child:
+        assert not child.given
+        child.give(b"ab")
+        assert child.given
+        with pytest.raises(RuntimeError, match="given once"):
+            child.give(b"cd")
+        assert child.result()[1] == b"abab"
+
+
+def test_the_figures_are_given_before_the_record_is_checked(
+        submitted: Submitted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check changes no figure: the figures' child draws while the record is checked."""
+    seen: list[bool] = []
+    check = records.check_record
+
+    def checked(record: Record, flagged: dict[tuple[str, int], list[str]]) -> list[str]:
+        seen.append(drawer.given)
+        return check(record, flagged)
+
+    monkeypatch.setattr(records, "check_record", checked)
+    with records.figure_drawer() as drawer:
+        records.gather(submitted.store, LocalStore(tmp_path / "store"), submitted.sweep_id,
+                       drawer)
+        assert seen == [True]
+        drawer.result()

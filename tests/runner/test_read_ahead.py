@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import forked
+from jobs.spec.cells import Cell
+from runner import forked, records
 from runner.read_ahead import Got, read_one, read_results
 from workers.shared.stores import CorruptArtifact
 from workers.shared.stores.local import LocalStore
@@ -55,7 +56,7 @@ def _publish(store: LocalStore, cell_id: str, files: dict[str, bytes]) -> Path:
 def wanted(tmp_path: Path) -> list[tuple[str, int]]:
     """Attempts of every kind: whole ones (one result.json larger than a pipe holds), a file
     changed after it was stored, none with no result.json, a missing attempt, one whose read
-    raises an OSError."""
+    raises an OSError, one whose manifest names no sha256."""
     store = LocalStore(tmp_path / "store")
     cells = []
     for k in range(40):
@@ -66,7 +67,9 @@ def wanted(tmp_path: Path) -> list[tuple[str, int]]:
     (changed / "run.stdout.txt").write_bytes(b"b\n")
     _publish(store, "no-result", {"run.stdout.txt": b"a\n"})
     _publish(store, "unreachable", {"result.json": b"{}"})
-    cells[5:5] = ["changed", "no-result", "missing", "unreachable"]
+    malformed = _publish(store, "malformed", {"result.json": b"{}"})
+    (malformed / "manifest.json").write_text('{"files": {"result.json": {}}}')  # no sha256
+    cells[5:5] = ["changed", "no-result", "missing", "unreachable", "malformed"]
     return [(cell_id, 1) for cell_id in cells]
 
 
@@ -94,7 +97,7 @@ def test_a_child_reads_them_and_each_comes_back_as_read_here(
     expected = _here(store, wanted)
     _same(got, expected)
     kinds = [type(g).__name__ for g in expected]
-    assert kinds.count("tuple") == 41 and kinds.count("CorruptArtifact") == 2
+    assert kinds.count("tuple") == 41 and kinds.count("CorruptArtifact") == 3
     assert kinds.count("OSError") == 1 and expected[6] == (None, expected[6][1])  # no result
 
 
@@ -139,3 +142,25 @@ def test_errors_keep_their_words(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "store")
     error = read_one(store, "s1", "nowhere", 1)
     assert isinstance(error, CorruptArtifact) and "manifest unreadable" in str(error)
+
+
+@needs_fork
+def test_a_record_whose_reading_fails_stops_the_child(
+        tmp_path: Path, wanted: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """runner/records.py closes the reading however it ends: an attempt whose handling raises
+    does not leave the child behind, blocked on a full pipe."""
+    store = Watched(tmp_path / "store")
+    cells = [Cell.model_construct(id=cell_id) for cell_id, _ in wanted]
+
+    def fails(*_: object) -> None:
+        raise RuntimeError("a digest failed")
+
+    monkeypatch.setattr(records, "_read_one", fails)
+    with pytest.raises(RuntimeError, match="a digest failed") as raised:
+        records._read(store, "s1", cells, dict(wanted), [])
+    # The traceback, held as a caller handling the error would, keeps the reading's frame:
+    # the child is stopped when the reading ends, not when its frame is freed.
+    assert raised.tb is not None
+    (child,) = set().union(*store.readers().values()) - {os.getpid()}
+    with pytest.raises(ChildProcessError):  # reaped: no such child any more
+        os.waitpid(child, os.WNOHANG)

@@ -89,20 +89,25 @@ def test_the_record_holds_each_measurement_once_and_judging_again_gives_the_same
 def test_equal_texts_of_the_measurements_are_one_object(small: tuple[Sweep, list[Cell]]
                                                         ) -> None:
     """Each attempt read brings its own copies of its command's arguments and environment, its
-    worker and commit: the record keeps one of each (a 100,000-cell record holds them all)."""
+    worker and commit, where they are longer than pydantic shares by itself (64 characters): the
+    record keeps one of each (a 100,000-cell record holds them all)."""
     sweep, cells = small
     states = {c.id: CellState(status="done", attempt=1) for c in cells}
     kept = Digests(sweep, cells, states)
+    long = "/work/builds/target-9c867593d2/bd785748a44e8132c656e7037c119b33af5f3b2f/cpu/out"
     for i, c in enumerate(cells):
         r = result(c, 20.0 + i)
+        runs = [run.model_copy(update={"argv": [f"{long}/bench", "-m", f"{long}/model"],
+                                       "env": {"MLXCEL_A_LONG_SETTING_NAME": long}})
+                for run in r.runs]
+        r = r.model_copy(update={"runs": runs, "worker": f"{long}/worker"})
         kept.take(c.id, AttemptResult.model_validate_json(r.model_dump_json()), True)  # as read
     ms = [d.measurement for d in kept.items if d.measurement]
     assert len(ms) == len(cells) > 1
     first, *others = ms
     for m in others:
-        for mine, theirs in zip(m.argv, first.argv, strict=True):
-            assert mine is theirs or mine != theirs
+        assert all(mine is theirs for mine, theirs in zip(m.argv, first.argv, strict=True))
         assert m.worker is first.worker and m.commit is first.commit
-        names = {k: k for k in first.env}  # an equal name is the same object
-        assert all(names.get(k, k) is k for k in m.env)
+        (name, value), = m.env.items()
+        assert value is first.env[name] and name is next(iter(first.env))
     assert all(d.tried.cell_id is c.id for d, c in zip(kept.items, cells, strict=True))

@@ -85,11 +85,12 @@ class LocalStore:
             with open(f"{folder}/{MANIFEST}", "rb") as f:
                 raw = f.read()
             manifest = json.loads(raw)["files"]
-        except (OSError, ValueError, KeyError) as error:
+            sums = {name: entry["sha256"] for name, entry in manifest.items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise CorruptArtifact(f"{folder}: manifest unreadable ({error})") from None
-        confined(manifest, folder)
+        confined(sums, folder)
         result = None
-        for name, entry in manifest.items():
+        for name, expected in sums.items():
             path = f"{folder}/{name}"
             try:
                 with open(path, "rb") as f:
@@ -100,7 +101,7 @@ class LocalStore:
                         digest = hashlib.file_digest(f, "sha256").hexdigest()
             except OSError:
                 digest = None
-            if digest != entry["sha256"]:
+            if digest != expected:
                 raise CorruptArtifact(f"{path}: missing or does not match its sha256")
         return result, raw
 
