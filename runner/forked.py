@@ -93,10 +93,7 @@ class Forked(Generic[T]):
         return result
 
     def stop(self) -> None:
-        if self._pid:
-            os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._pid = 0
+        self._pid = _end(self._pid)
         if self._read >= 0:
             os.close(self._read)
             self._read = -1
@@ -195,10 +192,7 @@ class Streamed:
         self.pipe = os.fdopen(read, "rb")
 
     def stop(self) -> None:
-        if self._pid:
-            os.kill(self._pid, signal.SIGKILL)  # one that ended is a zombie: no matter
-            os.waitpid(self._pid, 0)
-            self._pid = 0
+        self._pid = _end(self._pid)
         if self.pipe is not None:
             self.pipe.close()
             self.pipe = None
@@ -278,6 +272,14 @@ def _fork(body: Callable[[int], int], keep: Callable[[int, int], None]) -> bool:
     # A stop signal that came while they were blocked lands here; the owner stops the child.
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return True
+
+
+def _end(pid: int) -> int:
+    """Kill the child `pid` (0: none) and reap it; 0, for its owner to hold instead."""
+    if pid:
+        os.kill(pid, signal.SIGKILL)  # one that ended is a zombie: no matter
+        os.waitpid(pid, 0)
+    return 0
 
 
 def _child(body: Callable[[int], int], read: int, write: int, parent: int,
