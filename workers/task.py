@@ -9,6 +9,7 @@ message, every cell and every command.
 import hashlib
 import json
 import logging
+import os
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from workers.offer import Offering
 from workers.plan import Checkout, Plan, Step, resolve
 from workers.provenance import read_facts
 from workers.shared.clock import now
+from workers.shared.kept_names import kept
 from workers.shared.leases import LeaseLost
 from workers.shared.messages import Signed
 from workers.shared.parser_files import text_files
@@ -263,8 +265,8 @@ def _cwd(call: Invocation, tree: Path, staging: Path) -> Path:
 def _run(ctx: Context, attempt: Attempt, plan: Plan, step: Step, runs: list[Run]) -> Run:
     """Run one step through the hooks; every run it made joins `runs`, the one that counts
     (the last) is returned."""
-    files = execute.Files(plan.staging / f"{step.label}.stdout.txt",
-                          plan.staging / f"{step.label}.stderr.txt")
+    files = execute.Files(plan.staging / kept(f"{step.label}.stdout.txt"),
+                          plan.staging / kept(f"{step.label}.stderr.txt"))
     cwd = _cwd(step.call, plan.checkout.tree, plan.staging)
     ran = _command(ctx, attempt, execute.Command(step.role, step.label, step.call, cwd, files,
                                                  plan.staging))
@@ -292,11 +294,15 @@ def _keep_build_logs(runs: list[Run], logs: Path, staging: Path, cached: bool) -
     if not runs:
         return []
     if cached:
-        return [r.model_copy(update={"stdout": str(logs / Path(r.stdout).name),
-                                     "stderr": str(logs / Path(r.stderr).name)}) for r in runs]
+        return [r.model_copy(update={"stdout": str(logs / _log_name(r.stdout)),
+                                     "stderr": str(logs / _log_name(r.stderr))}) for r in runs]
     shutil.copytree(logs, staging / "build")
-    return [r.model_copy(update={"stdout": f"build/{Path(r.stdout).name}",
-                                 "stderr": f"build/{Path(r.stderr).name}"}) for r in runs]
+    return [r.model_copy(update={"stdout": f"build/{_log_name(r.stdout)}",
+                                 "stderr": f"build/{_log_name(r.stderr)}"}) for r in runs]
+
+
+def _log_name(path: str) -> str:
+    return kept(os.path.basename(path))  # no Path of it: its parts would be interned anew
 
 
 def _write(staging: Path, name: str, text: str) -> None:

@@ -22,6 +22,7 @@ from jobs.record.attempts import BuildInfo, Run
 from jobs.spec.recipes import Invocation
 from workers import execute
 from workers.locks import held
+from workers.shared.kept_names import kept
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -63,7 +64,7 @@ class Workspace:
 
     def facts(self, tree: Path, probe: Callable[[], dict[str, str]]) -> dict[str, str]:
         """Provenance read from a tree once per (target, commit), kept beside the worktree."""
-        cached = tree.with_name(tree.name + ".facts.json")
+        cached = tree.with_name(kept(tree.name + ".facts.json"))
         if cached.exists():
             data: dict[str, str] = json.loads(cached.read_text())
             return data
@@ -112,7 +113,7 @@ class Workspace:
         The lock is the backend's cache directory: two builds never share it at once.
         """
         marker, logs = where / "build.json", where / "logs"
-        with held(cache.parent / f"{cache.name}.lock"):
+        with held(cache.parent / kept(f"{cache.name}.lock")):
             cached = _cached(marker, scope, rebuild)
             if cached:
                 info = BuildInfo.model_validate(cached["info"])

@@ -1,5 +1,6 @@
 """The local artifact store: whole attempts, sha256-verified reads, never rewritten."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,23 @@ def test_read_result_verifies_every_file_and_reads_each_once(
     (where / "run.stdout.txt").unlink()
     with pytest.raises(CorruptArtifact, match="missing or does not match"):
         store.read_result("s1", "cell-a", 1)
+
+
+def test_a_cells_store_calls_intern_none_of_its_ids(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker publishes each cell and reads and writes its accepted marker. Python 3.11's
+    pathlib interns every part of a path it parses, and a cell's id, interned anew each cell
+    and dropped again, churns the interpreter's table of interned strings until it doubles:
+    a step in the worker's memory that bare Celery does not take."""
+    store = LocalStore(tmp_path / "store")
+    staging = store.staging("spare-w1")  # the worker's spare: one name for every attempt
+    (staging / "result.json").write_text("{}")
+    interned: list[str] = []
+    real = sys.intern
+    monkeypatch.setattr(sys, "intern", lambda s: interned.append(s) or real(s))
+    store.publish(staging, "sweep-20261207-0a1b", "c0ffee-metal-tinymoe-a3-r1-9f8e", 1)
+    relative = "sweep-20261207-0a1b/c0ffee-metal-tinymoe-a3-r1-9f8e/accepted.json"
+    assert store.get_json(relative) is None
+    store.put_json(relative, {"attempt": 1})
+    assert store.get_json(relative) == {"attempt": 1}
+    assert not [s for s in interned if "0a1b" in s or "9f8e" in s]

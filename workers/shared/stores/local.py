@@ -1,5 +1,10 @@
 """The artifact store in a directory: an attempt is written into a staging directory and appears
-whole or not at all (one rename)."""
+whole or not at all (one rename).
+
+What a worker does once a cell (publish, and the accepted marker's read and write) names its
+paths as strings, not `Path`s: pathlib would intern the sweep's and the cell's ids, new with
+every sweep, and grow the worker's memory (workers/shared/kept_names.py says how).
+"""
 
 import hashlib
 import json
@@ -32,18 +37,19 @@ class LocalStore:
         # Written in place: the staging folder is this attempt's alone and appears whole by
         # the rename below, so a temporary file and a rename of its own would guard nothing.
         (staging / MANIFEST).write_text(json.dumps({"files": manifest}, indent=1))
-        final = self._dir(sweep_id, cell_id, attempt)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        cell = os.path.join(self.root, sweep_id, cell_id)
+        final = os.path.join(cell, f"attempt-{attempt}")
+        os.makedirs(cell, exist_ok=True)
         try:
             os.rename(staging, final)  # fails if the attempt exists: never rewritten
         except OSError as error:
-            if final.exists():
+            if os.path.exists(final):
                 raise ArtifactExists(
                     f"the artifact store already holds attempt {attempt} of this cell "
                     "(Redis lost its attempt counters? start Redis with AOF on); rerun the "
                     "cell") from None
             raise error
-        return str(final)
+        return final
 
     def sweeps(self) -> list[str]:
         """The sweep ids the store holds (its top folders; history reads them all)."""
@@ -120,8 +126,8 @@ class LocalStore:
         return sha256_file(local)
 
     def put_json(self, relative: str, data: object) -> None:
-        target = self.root / relative  # one write and a rename, no copy
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = os.path.join(self.root, relative)  # one write and a rename, no copy
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         _write_atomic(target, json.dumps(data, separators=(",", ":")))  # `jq .` reads it
 
     def get_json(self, relative: str) -> object | None:
@@ -133,7 +139,8 @@ class LocalStore:
 
     def get_bytes(self, relative: str) -> bytes | None:
         try:
-            return (self.root / relative).read_bytes()
+            with open(os.path.join(self.root, relative), "rb") as f:
+                return f.read()
         except FileNotFoundError:
             return None
 
@@ -147,7 +154,9 @@ def _entry(path: Path) -> dict[str, object]:
         return {"sha256": hashlib.file_digest(f, "sha256").hexdigest(), "bytes": f.tell()}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # two workers may race here
-    temp.write_text(text)
+def _write_atomic(path: str, text: str) -> None:
+    folder, name = os.path.split(path)
+    temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")  # two workers may race here
+    with open(temp, "w") as f:
+        f.write(text)
     os.replace(temp, path)
