@@ -172,33 +172,42 @@ def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, round
     quiesce(worker)
     quiesce(bare)
     memory = {"benchfleet": {"after_1": _memory(worker)}, "bare": {"after_1": _memory(bare)}}
-    ours, theirs = [], []
+    ours: list[float] = []
+    theirs: list[float] = []
+    same: list[float] = []
+    contestants = ("bf", "bare", "stored")
     for r in range(rounds):
-        for who in (("bf", "bare") if r % 2 == 0 else ("bare", "bf")):
+        for who in contestants[r % 3:] + contestants[:r % 3]:  # the order rotated
             if who == "bf":
                 ours.append(_bf_rate(rig, worker, backend, cells))
-            else:
+            elif who == "bare":
                 theirs.append(_bare_rate(rig, bare, argv, queue, cells))
+            else:
+                same.append(_stored_rate(rig, bare, argv, queue, cells, f"bare-stored-{r}"))
     total = 1 + rounds * cells
     memory["benchfleet"][f"after_{total}"] = _memory(worker)
     memory["bare"][f"after_{total}"] = _memory(bare)
     return {"store_inodes": floors.new_inodes(_probe_folder(rig)),
             "attempt_inodes": _attempt_inodes(rig),
             "cells_per_round": cells, "rounds": rounds,
+            "stored_attempt_inodes": _attempt_inodes(rig, "bare-stored-*"),
             "benchfleet_cells_per_s": ours, "bare_cells_per_s": theirs,
-            "benchfleet": spread(ours), "bare": spread(theirs),
-            "ratio": spread(ratios(ours, theirs)), "memory": memory, "cells_total": total}
+            "stored_cells_per_s": same,
+            "benchfleet": spread(ours), "bare": spread(theirs), "stored": spread(same),
+            "ratio": spread(ratios(ours, theirs)), "stored_ratio": spread(ratios(same, theirs)),
+            "vs_stored": spread(ratios(ours, same)), "memory": memory,
+            "cells_total": total}
 
 
 def _probe_folder(rig: Rig) -> Path:
     return Path(rig.settings.artifacts) / f".inode-probe-{os.getpid()}"
 
 
-def _attempt_inodes(rig: Rig) -> int:
+def _attempt_inodes(rig: Rig, sweeps: str = "noop-*") -> int:
     """The new files and folders of a no-op cell of the last round (the warm-up's first cell
     also keeps the build's logs): its cell's folder, the accepted marker beside its attempt,
     the attempt's folder and all it holds."""
-    newest = max(Path(rig.settings.artifacts).glob("noop-*"), key=lambda p: p.stat().st_mtime)
+    newest = max(Path(rig.settings.artifacts).glob(sweeps), key=lambda p: p.stat().st_mtime)
     cell = next(p for p in newest.iterdir() if p.is_dir())
     return 1 + sum(1 for _ in cell.rglob("*"))
 
@@ -239,6 +248,20 @@ def _bare_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int) -> floa
     t0 = time.monotonic_ns()
     for _ in range(n):
         rig.send_bare(argv, queue=queue)
+    return _bare_execs(rig, bare, t0, n)
+
+
+def _stored_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int,
+                 sweep_id: str) -> float:
+    """As `_bare_rate`, each task also storing its attempt (bare_worker.stored)."""
+    t0 = time.monotonic_ns()
+    for k in range(n):
+        rig.send_stored(argv, sweep_id, f"cell-{k}", queue=queue)
+    return _bare_execs(rig, bare, t0, n)
+
+
+def _bare_execs(rig: Rig, bare: int, t0: int, n: int) -> float:
+    """The rate of the `n` commands the bare worker starts after `t0`, once the last ended."""
     last = None
     for _ in range(n):
         last = rig.watch.wait_exec(bare, last.ns + 1 if last else t0, 120.0)

@@ -107,6 +107,14 @@ class Rig:
                                queue=queue)
         return clock.ns
 
+    def send_stored(self, argv: list[str], sweep_id: str, cell_id: str,
+                    queue: str = BARE_QUEUE) -> None:
+        """Queue one bare task that also stores what an attempt stores (`bare.stored`), in
+        the rig's own store folder, where the worker stores its attempts."""
+        self.app.send_task("bare.stored", args=[argv, None, {}, str(self.settings.artifacts),
+                                                sweep_id, cell_id, self.server.url],
+                           queue=queue)
+
     def sweep_file(self, spec: dict[str, object]) -> Path:
         path = self.root / "sweeps" / f"{spec['name']}-{time.monotonic_ns()}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
