@@ -1,9 +1,10 @@
 """Bare Celery, the baseline: one task that runs a command and waits for it, on the same
 Redis, with the pool and flags benchfleet's worker uses (solo, prefetch 1, no heartbeat,
-gossip or mingle) and nothing else: no result backend, no state, no artifacts.
+gossip or mingle) and nothing else: no result backend, no state, no artifacts (`run`).
 
 A second task, `bare.stored`, is the floor under no-op throughput: the same command, and what
-a benchfleet worker keeps of each attempt, done the plainest way (`stored`).
+a benchfleet worker keeps of each attempt, done the plainest way (`stored`), run by a bare
+worker of its own.
 
 `celery -A tests.bench.bare_worker worker` finds `app` here (BARE_REDIS_URL names Redis).
 """
@@ -46,8 +47,7 @@ def stored(argv: list[str], cwd: str | None, env: dict[str, str], root: str, swe
     new attempt folder with an empty out/; the output and the run as JSON; a manifest of
     their sha256 that benchfleet's store reads; the folder moved into place by one rename, and
     an accepted marker beside it. The same 9 new files and folders as a no-op attempt."""
-    states = _redis(url)
-    key = f"bare-stored:{sweep_id}:states"
+    states, key = _redis(url), f"bare-stored:{sweep_id}:states"
     states.hset(key, cell_id, "running")
     staging = Path(root, ".staging", uuid.uuid4().hex)
     (staging / "out").mkdir(parents=True)
@@ -56,22 +56,31 @@ def stored(argv: list[str], cwd: str | None, env: dict[str, str], root: str, swe
             open(staging / "measure.stderr.txt", "wb") as err:
         code = subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, stdout=out,
                               stderr=err).returncode
-    run = {"sweep_id": sweep_id, "cell_id": cell_id, "argv": argv, "cwd": cwd,
-           "returncode": code, "started": started, "ended": time.time()}
+    _write_attempt(staging, {"sweep_id": sweep_id, "cell_id": cell_id, "argv": argv,
+                             "cwd": cwd, "returncode": code, "started": started,
+                             "ended": time.time()})
+    _publish(staging, Path(root, sweep_id, cell_id))
+    states.hset(key, cell_id, "done")
+    return code
+
+
+def _write_attempt(staging: Path, ran: dict[str, object]) -> None:
+    """The parsed output, the run and their manifest, as an attempt's JSON files."""
     lines = (staging / "measure.stdout.txt").read_text().splitlines()
     (staging / "parsed.json").write_text(json.dumps({"lines": lines}, indent=1))
-    (staging / "result.json").write_text(json.dumps(run, indent=1))
+    (staging / "result.json").write_text(json.dumps(ran, indent=1))
     files = {p.name: {"sha256": hashlib.sha256(data := p.read_bytes()).hexdigest(),
                       "bytes": len(data)} for p in sorted(staging.iterdir()) if p.is_file()}
     (staging / "manifest.json").write_text(json.dumps({"files": files}, indent=1))
-    cell = Path(root, sweep_id, cell_id)
+
+
+def _publish(staging: Path, cell: Path) -> None:
+    """The attempt moved into its cell's folder whole, and the accepted marker beside it."""
     cell.mkdir(parents=True)
     os.rename(staging, cell / "attempt-1")
     temp = cell / f".accepted.json.{os.getpid()}.tmp"
     temp.write_text(json.dumps({"attempt": 1, "status": "done"}))
     os.replace(temp, cell / "accepted.json")
-    states.hset(key, cell_id, "done")
-    return code
 
 
 @cache

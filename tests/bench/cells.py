@@ -162,13 +162,17 @@ def _show(e: Exec) -> str:
 # ---- no-op throughput and memory --------------------------------------------------------------
 
 def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, rounds: int,
-               cells: int) -> dict[str, Any]:
-    """Cells per second of a command that exits at once, start to start, `cells` at a time;
-    and each worker's memory after its first cell and after rounds × cells more."""
+               cells: int, stored: tuple[int, str]) -> dict[str, Any]:
+    """Cells per second of a command that exits at once, start to start, `cells` at a time,
+    for benchfleet, bare Celery and the floor (`stored`: a bare worker of its own and its
+    queue, running bare_worker.stored); and benchfleet's and bare Celery's memory after their
+    first cell and after rounds × cells more."""
     warm = rig.submit(noop_spec(rig, backend, 1))[0]  # clone and build: not counted
     rig.wait_final(warm)
     argv = _measured_run(rig, warm)["argv"]
     rig.send_bare(argv, queue=queue)
+    floor, floor_queue = stored
+    _stored_rate(rig, floor, argv, floor_queue, 2, "bare-stored-warm")  # its first use
     quiesce(worker)
     quiesce(bare)
     memory = {"benchfleet": {"after_1": _memory(worker)}, "bare": {"after_1": _memory(bare)}}
@@ -183,7 +187,8 @@ def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, round
             elif who == "bare":
                 theirs.append(_bare_rate(rig, bare, argv, queue, cells))
             else:
-                same.append(_stored_rate(rig, bare, argv, queue, cells, f"bare-stored-{r}"))
+                same.append(_stored_rate(rig, floor, argv, floor_queue, cells,
+                                         f"bare-stored-{r}"))
     total = 1 + rounds * cells
     memory["benchfleet"][f"after_{total}"] = _memory(worker)
     memory["bare"][f"after_{total}"] = _memory(bare)
@@ -191,6 +196,7 @@ def throughput(rig: Rig, worker: int, bare: int, backend: str, queue: str, round
             "attempt_inodes": _attempt_inodes(rig),
             "cells_per_round": cells, "rounds": rounds,
             "stored_attempt_inodes": _attempt_inodes(rig, "bare-stored-*"),
+            "stored_worker": "its own",
             "benchfleet_cells_per_s": ours, "bare_cells_per_s": theirs,
             "stored_cells_per_s": same,
             "benchfleet": spread(ours), "bare": spread(theirs), "stored": spread(same),
@@ -253,11 +259,16 @@ def _bare_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int) -> floa
 
 def _stored_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int,
                  sweep_id: str) -> float:
-    """As `_bare_rate`, each task also storing its attempt (bare_worker.stored)."""
+    """As `_bare_rate`, each task also storing its attempt (bare_worker.stored); every cell
+    must be stored, or the floor would be counted faster than it is (its tasks' errors only
+    reach the bare worker's log)."""
     t0 = time.monotonic_ns()
     for k in range(n):
         rig.send_stored(argv, sweep_id, f"cell-{k}", queue=queue)
-    return _bare_execs(rig, bare, t0, n)
+    rate = _bare_execs(rig, bare, t0, n)
+    states = rig.store.r.hvals(f"bare-stored:{sweep_id}:states")
+    assert sorted(states) == [b"done"] * n, f"the floor stored {states.count(b'done')} of {n}"
+    return rate
 
 
 def _bare_execs(rig: Rig, bare: int, t0: int, n: int) -> float:

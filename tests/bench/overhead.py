@@ -91,10 +91,11 @@ def run(rig: Rig, args: argparse.Namespace, chosen: list[str], results: dict[str
         return noop[0]
 
     if "throughput" in chosen:
-        noop_bare = rig.bare_worker("bare-noop")
+        noop_bare, stored_bare = rig.bare_worker("bare-noop"), rig.bare_worker("bare-stored")
         with block(results, "throughput") as out:
             out.update(cells.throughput(rig, noop_worker(), noop_bare, "metal", "bare-noop",
-                                        args.noop_rounds, args.noop_cells))
+                                        args.noop_rounds, args.noop_cells,
+                                        (stored_bare, "bare-stored")))
     if "memory" in chosen:
         memory_bare = rig.bare_worker("bare-memory")
         with block(results, "memory") as out:

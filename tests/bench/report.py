@@ -249,10 +249,15 @@ def _stored(t: dict[str, Any]) -> str:
             "marked running and done in Redis, the output in files of a new attempt folder, "
             "its JSON, a manifest of sha256 and an accepted marker; "
             f"{t['stored_attempt_inodes']} new files and folders an attempt, against "
-            f"benchfleet's {t['attempt_inodes']}), with none of benchfleet's guarantees. "
-            f"benchfleet runs at {fmt_x(t['vs_stored'])} of its rate, measured in the same "
-            "rounds, the three contestants' order rotated. The bare worker ran these tasks "
-            "too: its memory below is after both kinds.\n")
+            f"benchfleet's {t['attempt_inodes']}), with none of benchfleet's guarantees, on "
+            f"{_floor_worker(t)}. benchfleet runs at {fmt_x(t['vs_stored'])} of its rate, "
+            "measured in the same rounds, the three contestants' order rotated.\n")
+
+
+def _floor_worker(t: dict[str, Any]) -> str:
+    if t.get("stored_worker") == "its own":
+        return "a bare worker of its own"
+    return "bare Celery's worker (its memory below is after both kinds of task)"
 
 
 def _short(argv: list[str]) -> str:

@@ -1,9 +1,10 @@
 """The floor under no-op throughput (tests/bench/bare_worker.py `stored`) keeps what a stored
 benchfleet attempt keeps: an attempt benchfleet's own store reads and checks against its
 manifest, the accepted marker beside it, the cell's state in Redis, and 9 new files and
-folders, as many as the benchmark counts for a benchfleet no-op attempt on this machine. A
-floor that stored less would make benchfleet's own cost look larger than it is; one that
-stored more, smaller."""
+folders, a benchfleet no-op attempt's count today (the benchmark counts both in every run and
+prints them side by side, overhead.md section 2, where a difference would show). A floor
+that stored less would make benchfleet's own cost look larger than it is; one that stored
+more, smaller."""
 
 import json
 from pathlib import Path
