@@ -266,8 +266,8 @@ def _stored_rate(rig: Rig, bare: int, argv: list[str], queue: str, n: int,
     for k in range(n):
         rig.send_stored(argv, sweep_id, f"cell-{k}", queue=queue)
     rate = _bare_execs(rig, bare, t0, n)
-    states = rig.store.r.hvals(f"bare-stored:{sweep_id}:states")
-    assert sorted(states) == [b"done"] * n, f"the floor stored {states.count(b'done')} of {n}"
+    states = rig.store.r.hvals(f"bare-stored:{sweep_id}:states")  # decoded: the Store's
+    assert states == ["done"] * n, f"the floor stored {states.count('done')} of {n}"
     return rate
 
 
