@@ -22,7 +22,8 @@ sends the command, its descriptors and a pipe over the watch's socket; `serve` (
 starts it and answers with its pid or the clone's errno. The child writes its pid on the pipe
 first, then the errno of an exec that failed, which the worker raises as Popen would; the
 exec closes the pipe. The command gets what Popen gives: its descriptors, directory,
-environment, session, default signal handling, and the worker's CPUs, scheduling policy and
+environment, session, signal dispositions (default, but where the worker ignores a signal: a
+worker started under nohup passes its ignored SIGHUP on), and the worker's CPUs, scheduling policy and
 nice value as they are at the spawn (a test pins a worker to one CPU beside busy loops, or
 raises its priority, while it runs). The rest of its state is the watch's, as it was when the
 watch started (with the worker, or again after a watch died): umask, resource limits, I/O
@@ -92,6 +93,10 @@ class Born:
         return self.returncode
 
 
+# Reset to their default in Popen's child (restore_signals); Python ignores both itself.
+_RESTORED = {signal.SIGPIPE, signal.SIGXFSZ}
+
+
 def spawn(line: socket.socket, argv: list[str], cwd: str, env: dict[str, str],
           stdio: tuple[int, int, int], pass_fds: list[int]) -> Born:
     """Start `argv` through the watch on `line`, in its own session, with `stdio` as its
@@ -103,7 +108,7 @@ def spawn(line: socket.socket, argv: list[str], cwd: str, env: dict[str, str],
     if len(pass_fds) + 4 > MAX_FDS:
         raise Refused(f"more than {MAX_FDS - 4} descriptors to pass", lasting=False)
     request = {"argv": argv, "cwd": cwd, "env": env, "to": [0, 1, 2, *pass_fds],
-               "exe": _candidates(argv[0], env)}
+               "exe": _candidates(argv[0], env), "ignored": sorted(ignored("self"))}
     # The child, not the watch, says on this pipe its pid, then the errno of a failed exec:
     # the worker hears of the exec from the child itself, one hop sooner, and knows a
     # command started even if the watch dies before it answers.
@@ -148,6 +153,7 @@ def serve(line: socket.socket, cgroup: int) -> bool:
         request = json.loads(message)
         if flags & socket.MSG_CTRUNC or len(fds) != len(request["to"]) + 1:
             raise ValueError("descriptors lost on the way")
+        _watch_ignores()  # read here, once: the child only looks it up
         reply = _birth(request, fds[:-1], fds[-1], cgroup)
     except Exception:  # noqa: BLE001 - a request it cannot read: the watch must live on
         reply = {"refused": errnos.EINVAL}
@@ -251,9 +257,10 @@ def _child(request: dict[str, object], fds: list[int], tell: int) -> None:
         code = -errnos.EPERM  # negative: what Popen's child would inherit could not be given
         _as_the_worker()
         code = errnos.ENOEXEC
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM,
-                    signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)  # what the watch ignores, the command must not
+        keep = request["ignored"]
+        assert isinstance(keep, list)
+        for sig in sorted(_watch_ignores() | set(keep)):
+            signal.signal(sig, signal.SIG_IGN if sig in keep else signal.SIG_DFL)
         argv, env = request["argv"], request["env"]
         exes = request["exe"]
         assert isinstance(argv, list) and isinstance(env, dict) and isinstance(exes, list)
@@ -274,6 +281,21 @@ def _child(request: dict[str, object], fds: list[int], tell: int) -> None:
             os.write(tell, str(code).encode())
         finally:
             os._exit(127)
+
+
+def ignored(pid: str) -> set[int]:
+    """The signals process `pid` ignores (its SigIgn), less the two that Popen's child gets
+    back at their default (restore_signals): what a command started by it inherits."""
+    with open(f"/proc/{pid}/status", "rb") as status:
+        mask = next(int(line.split()[1], 16) for line in status if line.startswith(b"SigIgn:"))
+    return {sig for sig in signal.valid_signals() if mask >> (sig - 1) & 1} - _RESTORED
+
+
+@functools.cache
+def _watch_ignores() -> set[int]:
+    """What the watch ignores (its stop signals, and what the worker ignored when it started
+    it), which its children inherit and the command must not, unless the worker ignores it."""
+    return ignored("self") | _RESTORED
 
 
 def _as_the_worker() -> None:

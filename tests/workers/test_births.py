@@ -27,7 +27,13 @@ root = Path(sys.argv[1])
 descendants.IDLE_AFTER_S = float(sys.argv[3])
 how, _ = descendants.configure(root / "w")
 assert how == "cgroup", how
+# Ignored by the worker when it starts the watch, and no longer: the command must not inherit
+# it from the watch. Ignored from then on, as under nohup: the command must keep ignoring it.
+signal.signal(signal.SIGUSR2, signal.SIG_IGN)
 assert deathwatch.start(descendants.cgroup() if sys.argv[2] == "cgroup" else root)
+signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+for ignored in (signal.SIGHUP, signal.SIGUSR1):
+    signal.signal(ignored, signal.SIG_IGN)
 # Numbers above what the command opens itself (its listing of /proc/self/fd takes one).
 kept = os.dup2(os.open(os.devnull, os.O_RDONLY), 40)  # inheritable, not passed: must not reach it
 passed = os.dup2(os.open(os.devnull, os.O_RDONLY), 41)
@@ -142,6 +148,8 @@ def test_a_watched_command_is_born_inside_as_the_worker_s_child(tmp_path: Path) 
     assert isinstance(popen, list)
     assert fds == popen[5]  # exactly Popen's descriptors: 0 to 2, the listing's, the passed
     assert signals == popen[9]  # nothing ignored or blocked that Popen's child would not have
+    mask = int(next(line for line in signals if line.startswith("SigIgn")).split()[1], 16)
+    assert [mask >> (n - 1) & 1 for n in (1, 10, 12)] == [1, 1, 0]  # SIGHUP, SIGUSR1; SIGUSR2
     low = seen["low"]
     assert isinstance(low, dict)
     assert {n: links[n] for n in low} == low  # each passed descriptor where it was passed
