@@ -22,11 +22,11 @@ sends the command, its descriptors and a pipe over the watch's socket; `serve` (
 starts it and answers with its pid or the clone's errno. The child writes its pid on the pipe
 first, then the errno of an exec that failed, which the worker raises as Popen would; the
 exec closes the pipe. The command gets what Popen gives: its descriptors, directory,
-environment, session, signal dispositions (default, but where the worker ignores a signal: a
-worker started under nohup passes its ignored SIGHUP on), and the worker's CPUs, scheduling policy and
-nice value as they are at the spawn (a test pins a worker to one CPU beside busy loops, or
-raises its priority, while it runs). The rest of its state is the watch's, as it was when the
-watch started (with the worker, or again after a watch died): umask, resource limits, I/O
+environment, session, signal dispositions (the default, but what the worker ignores stays
+ignored: a worker under nohup passes SIGHUP on ignored), and the worker's CPUs, scheduling
+policy and nice value as they are at the spawn (a test pins a worker to one CPU beside busy
+loops, or raises its priority, while it runs). The rest of its state is the watch's, as it was
+when the watch started (with the worker, or again after a watch died): umask, resource limits, I/O
 priority, OOM score (the worker changes none of them later).
 """
 
@@ -257,10 +257,10 @@ def _child(request: dict[str, object], fds: list[int], tell: int) -> None:
         code = -errnos.EPERM  # negative: what Popen's child would inherit could not be given
         _as_the_worker()
         code = errnos.ENOEXEC
-        keep = request["ignored"]
-        assert isinstance(keep, list)
-        for sig in sorted(_watch_ignores() | set(keep)):
-            signal.signal(sig, signal.SIG_IGN if sig in keep else signal.SIG_DFL)
+        ignore = request["ignored"]
+        assert isinstance(ignore, list)
+        for sig in sorted(_watch_ignores() | set(ignore)):
+            signal.signal(sig, signal.SIG_IGN if sig in ignore else signal.SIG_DFL)
         argv, env = request["argv"], request["env"]
         exes = request["exe"]
         assert isinstance(argv, list) and isinstance(env, dict) and isinstance(exes, list)

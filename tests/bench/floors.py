@@ -24,6 +24,7 @@ from tests.bench.figures import interleave
 from workers import deathwatch, descendants
 from workers.shared.signing import generate, signer
 
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 ENVELOPE = b"x" * 1500  # about one cell's envelope
 PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
 IDLE_MOVE = "cgroup move after 150 ms without one"
@@ -40,6 +41,7 @@ SPAWNED = "start of `true` by subprocess.Popen (vfork), after 150 ms idle, until
 # value): a process that must import them cannot start faster than this.
 STACK = "import redis, pydantic, pydantic_settings, click, rich.console"
 RECORD_STACK = f"{STACK}, numpy, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
+RECORD_IMPORTS = "`python -c` the same and the record's numpy and matplotlib"
 
 
 def measure(repeats: int) -> dict[str, list[float]]:
@@ -63,10 +65,26 @@ def measure(repeats: int) -> dict[str, list[float]]:
                                         stdout=subprocess.DEVNULL),
         f"`python -c '{STACK}'`": lambda: subprocess.run([sys.executable, "-c", STACK],
                                                          check=True),
-        "`python -c` the same and the record's numpy and matplotlib":
-            lambda: subprocess.run([sys.executable, "-c", RECORD_STACK], check=True)})
+        RECORD_IMPORTS: lambda: subprocess.run([sys.executable, "-c", RECORD_STACK], check=True)})
     return {**fast, **starts, **cgroup_moves(max(3, repeats // 20)),
             **births(max(3, repeats // 20))}
+
+
+def import_peaks(repeats: int = 3) -> dict[str, list[int]]:
+    """Peak RSS (KiB) of a Python that only imports the libraries: what a command that needs
+    them holds before it holds any data. Under GNU time, as the record's own peak is read
+    (tests/bench/scale.py): wait4 on a child of this process would count this process's RSS,
+    which Linux charges a forked child until its exec."""
+    stacks = {PASS: "pass", f"`python -c '{STACK}'`": STACK, RECORD_IMPORTS: RECORD_STACK}
+    peaks: dict[str, list[int]] = {name: [] for name in stacks}
+    with tempfile.NamedTemporaryFile("r") as rss:
+        for _ in range(repeats):
+            for name, code in stacks.items():
+                subprocess.run([TIME, "-f", "%M", "-o", rss.name, sys.executable, "-c", code],
+                               check=True)
+                rss.seek(0)
+                peaks[name].append(int(rss.read().split()[-1]))
+    return peaks
 
 
 def cgroup_moves(repeats: int) -> dict[str, list[float]]:

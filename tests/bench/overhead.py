@@ -113,6 +113,7 @@ def run(rig: Rig, args: argparse.Namespace, chosen: list[str], results: dict[str
         with block(results, "floors") as out:
             out["seconds"] = floors.measure(args.floor_repeats)
             out["version_ratio"] = floors.version_ratio(out["seconds"])
+            out["import_peak_kib"] = floors.import_peaks()
 
 
 def host() -> str:
