@@ -5,6 +5,7 @@ workers whose lease expired and of messages that vanished, and says which queued
 live worker can take.
 """
 
+import gc
 import json
 from collections import Counter
 
@@ -13,6 +14,7 @@ from rich.console import Console
 
 from jobs.record.states import FINAL, CellState
 from jobs.spec.routing import Route, why_waiting
+from runner.collector import paused_collector
 from runner.status import counts_text, cut_short, in_full, show
 from workers.shared.leases import live_offers
 from workers.shared.recovery import recover
@@ -29,6 +31,7 @@ QUIET = ("done", "queued", "skipped")
 @click.option("--all", "everything", is_flag=True, help="list every cell, however many")
 @click.option("--json", "as_json", is_flag=True, help="counts, failed cells, waiting and "
               "refusals as JSON, for scripts")
+@paused_collector()  # no cycles among its cells' objects to free
 def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) -> int:
     """Show a sweep's cells (the newest sweep by default); SWEEP is an id or a unique prefix."""
     settings = load_settings()
@@ -43,6 +46,8 @@ def command(sweep: str | None, follow: bool, everything: bool, as_json: bool) ->
                       f"{recovered.lost_messages} lost messages", highlight=False)
     if follow:
         from runner.watch import watch  # rich's live display: only a watch pays its import
+
+        gc.enable()  # it may follow a sweep for hours: its garbage is collected as it goes
 
         for line in _cut_short(store, sweep_id):
             console.print(line, highlight=False, soft_wrap=True)  # they end only after --resume

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from jobs.errors import UserError
 from jobs.record.states import CellState
+from runner.collector import paused_collector
 from runner.status import show
 from runner.submit import submit
 from workers.shared.settings import load_settings
@@ -24,6 +25,7 @@ from workers.shared.stores import open_store
               "short had not queued yet, each cell once")
 @click.option("--wait-for-worker", is_flag=True, help="queue it even though no live worker "
               "serves some of its cells yet (a backend, host, tag or model): they wait for one")
+@paused_collector()  # no cycles among its cells' objects to free
 def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | None,
             wait_for_worker: bool) -> int:
     """Expand a sweep into cells and queue them; the last line printed is the sweep id. A

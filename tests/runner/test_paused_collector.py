@@ -1,0 +1,78 @@
+"""status and submit run with Python's cycle collector paused (runner/collector.py: at 100,000
+cells it was a quarter of a status), and leave it as they found it; a status that follows a
+sweep collects as it goes."""
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from runner import cli
+from runner.commands import status, submit
+
+
+class Seen(Exception):
+    """Raised by a stand-in for the command's first step, once it has looked."""
+
+
+@pytest.fixture
+def collecting() -> list[bool]:
+    assert gc.isenabled()
+    return []
+
+
+def test_status_pauses_the_collector(collecting: list[bool],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def settings() -> None:
+        collecting.append(gc.isenabled())
+        raise Seen
+
+    monkeypatch.setattr(status, "load_settings", settings)
+    with pytest.raises(Seen):
+        cli.main(["status"])
+    assert collecting == [False]
+    assert gc.isenabled()
+
+
+def test_submit_pauses_the_collector(collecting: list[bool], tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def settings() -> None:
+        collecting.append(gc.isenabled())
+        raise Seen
+
+    monkeypatch.setattr(submit, "load_settings", settings)
+    (tmp_path / "sweep.yaml").write_text("name: x\n")
+    with pytest.raises(Seen):
+        cli.main(["submit", str(tmp_path / "sweep.yaml")])
+    assert collecting == [False]
+    assert gc.isenabled()
+
+
+def test_a_status_that_follows_collects(collecting: list[bool],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Stub:  # a sweep of no cells, nothing cut short
+        def resolve(self, name: str | None) -> str:
+            return "s"
+
+        def rows(self, sweep_id: str) -> list[object]:
+            return []
+
+        def unpublished(self, sweep_id: str) -> set[str]:
+            return set()
+
+    class Recovered:
+        requeued = failed = lost_messages = 0
+
+    def watch(*args: object) -> None:
+        collecting.append(gc.isenabled())
+        raise Seen
+
+    monkeypatch.setattr(status, "load_settings", lambda: type("S", (), {
+        "redis_url": "redis://x", "max_attempts": 1, "lost_after_s": 1.0})())
+    monkeypatch.setattr(status.Store, "connect", lambda url: Stub())
+    monkeypatch.setattr(status, "recover", lambda *args: Recovered())
+    monkeypatch.setattr("runner.watch.watch", watch)
+    with pytest.raises(Seen):
+        cli.main(["status", "--watch"])
+    assert collecting == [True]
+    assert gc.isenabled()
