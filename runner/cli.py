@@ -13,8 +13,6 @@ import atexit
 import os
 import signal
 import sys
-import threading
-from typing import NoReturn
 
 from runner import VERSION_LINE
 
@@ -67,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     return int(code or 0)
 
 
-def entry() -> NoReturn:
+def entry() -> None:
     """The `benchfleet` process: main(), then out without tearing the interpreter down.
 
     Freeing every module's objects one by one at exit costs a short command 25 to 60 ms (a
@@ -76,14 +74,19 @@ def entry() -> NoReturn:
     the output is flushed. Where that cannot be vouched for (another thread still running, an
     output that will not flush), the process exits the ordinary way."""
     code = main()
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
-           if t is not threading.main_thread()):
+    # Looked up, not imported (typing and threading are a fifth of `--version`): a process
+    # that never imported threading has no thread the interpreter would wait for.
+    threading = sys.modules.get("threading")
+    if threading is not None and any(t.is_alive() and not t.daemon
+                                     for t in threading.enumerate()
+                                     if t is not threading.main_thread()):
         sys.exit(code)  # the interpreter joins such a thread before it exits
     atexit._run_exitfuncs()  # each runs once: the list is emptied as it runs
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: exit as before, with Python's own report
+    try:  # the streams in use and the process's own (a Celery worker's stand in for them)
+        for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__,
+                                          sys.__stderr__) if s is not None}.values():
+            stream.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe: exit as before, with Python's report
         sys.exit(code)
     os._exit(code)
 

@@ -95,6 +95,9 @@ class Born:
 
 # Reset to their default in Popen's child (restore_signals); Python ignores both itself.
 _RESTORED = {signal.SIGPIPE, signal.SIGXFSZ}
+# What signal.signal may set: not the C library's own (32 and 33 under glibc), which only a
+# parent of another C library could have left ignored.
+_SETTABLE = frozenset(map(int, signal.valid_signals())) - {signal.SIGKILL, signal.SIGSTOP}
 
 
 def spawn(line: socket.socket, argv: list[str], cwd: str, env: dict[str, str],
@@ -289,7 +292,8 @@ def ignored() -> set[int]:
     numbers: signal.valid_signals() makes each an enum member, 0.2 ms a command."""
     with open("/proc/self/status", "rb") as status:
         mask = next(int(line.split()[1], 16) for line in status if line.startswith(b"SigIgn:"))
-    return {n for n in range(1, mask.bit_length() + 1) if mask >> (n - 1) & 1} - _RESTORED
+    found = {n for n in range(1, mask.bit_length() + 1) if mask >> (n - 1) & 1}
+    return (found & _SETTABLE) - _RESTORED
 
 
 @functools.cache

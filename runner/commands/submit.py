@@ -25,7 +25,6 @@ from workers.shared.stores import open_store
               "short had not queued yet, each cell once")
 @click.option("--wait-for-worker", is_flag=True, help="queue it even though no live worker "
               "serves some of its cells yet (a backend, host, tag or model): they wait for one")
-@paused_collector()  # no cycles among its cells' objects to free
 def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | None,
             wait_for_worker: bool) -> int:
     """Expand a sweep into cells and queue them; the last line printed is the sweep id. A
@@ -38,8 +37,9 @@ def command(sweep: Path | None, everything: bool, again: bool, resume_id: str | 
         return _resume(resume_id)
     assert sweep is not None
     console = Console()
-    sweep_id, cells = submit(sweep, load_settings(), again,
-                             _warn if wait_for_worker else _refuse, started=_started)
+    with paused_collector():  # no cycles among its cells' objects to free
+        sweep_id, cells = submit(sweep, load_settings(), again,
+                                 _warn if wait_for_worker else _refuse, started=_started)
     queued = CellState(status="queued")
     show(console, cells, {c.id: queued for c in cells},
          f"sweep {sweep_id}: {len(cells)} cells queued", everything)

@@ -8,6 +8,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+# The floors block's name for the record's libraries imported alone (tests/bench/floors.py),
+# which the report sets beside the record's own peak memory.
+RECORD_IMPORTS = "`python -c` the same and the record's numpy and matplotlib"
+
 
 def spread(xs: list[float]) -> dict[str, float]:
     """median, min and max (and n) of repeated figures."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import redis
 
 from runner.demo.redis_server import RedisServer
-from tests.bench.figures import interleave
+from tests.bench.figures import RECORD_IMPORTS, interleave
 from workers import deathwatch, descendants
 from workers.shared.signing import generate, signer
 
@@ -39,9 +39,8 @@ SPAWNED = "start of `true` by subprocess.Popen (vfork), after 150 ms idle, until
 # pydantic models, output is rich, the CLI is click), and those only `record` adds (numpy for
 # the same-threshold's simulation, matplotlib for the plots; scipy only where samples share a
 # value): a process that must import them cannot start faster than this.
-STACK = "import redis, pydantic, pydantic_settings, click, rich.console"
+STACK = "import redis, orjson, pydantic, pydantic_settings, click, rich.console"
 RECORD_STACK = f"{STACK}, numpy, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"
-RECORD_IMPORTS = "`python -c` the same and the record's numpy and matplotlib"
 
 
 def measure(repeats: int) -> dict[str, list[float]]:

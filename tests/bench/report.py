@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.bench import floors
-from tests.bench.figures import fmt, fmt_x, spread
+from tests.bench.figures import RECORD_IMPORTS, fmt, fmt_x, spread
 
 # The idle gate's default threshold: a block that started above it ran on a busy machine.
 BUSY_LOAD1 = 0.6
@@ -156,8 +155,8 @@ def _peak_goal(big: dict[str, Any], fl: dict[str, Any] | None
     if not ours or not theirs:
         return goal, "not measured", None, ""
     a, b = max(ours) / 1024, max(theirs) / 1024
-    libraries = (fl or {}).get("import_peak_kib", {}).get(floors.RECORD_IMPORTS)
-    floor = (f"; the record's libraries imported and nothing else: "
+    libraries = (fl or {}).get("import_peak_kib", {}).get(RECORD_IMPORTS)
+    floor = (f"; the record's libraries imported and nothing else: at least "
              f"{min(libraries) / 1024:.0f} MiB, {min(libraries) / 1024 / b:.1f}x"
              if libraries else "")
     return (goal, f"{a / b:.1f}x ({a:.0f} MiB vs {b:.0f} MiB{floor})", a / b <= 3,

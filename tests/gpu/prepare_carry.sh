@@ -9,8 +9,9 @@ python=${PYTHON:-$root/.venv/bin/python}
 mlx=$(grep -A1 '^name = "mlx"$' uv.lock | sed -n 's/^version = "\(.*\)"/\1/p')
 # What the lock pins and the GPU image lacks (KINDS.md lists what it has).
 carried="amqp annotated-types billiard celery cffi click-didyoumean click-plugins click-repl
-cryptography kombu prompt-toolkit pycparser pydantic pydantic-core pydantic-settings
-python-dotenv redis tenacity typing-extensions typing-inspection tzlocal vine wcwidth"
+cryptography hiredis kombu orjson prompt-toolkit pycparser pydantic pydantic-core
+pydantic-settings python-dotenv redis tenacity typing-extensions typing-inspection tzlocal vine
+wcwidth"
 pins=$(.uv/bin/uv export --no-hashes --no-dev --frozen --no-emit-project | sed 's/ ;.*//' |
   grep -E "^($(echo $carried | tr ' ' '|'))==" | sort -u)
 rm -rf .carry-a .carry-b; mkdir -p .carry-a/redis/lib .carry-b/wheels

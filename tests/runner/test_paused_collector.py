@@ -48,6 +48,20 @@ def test_submit_pauses_the_collector(collecting: list[bool], tmp_path: Path,
     assert gc.isenabled()
 
 
+def test_a_submit_resumed_collects(collecting: list[bool],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """--resume may read every cell's attempts over SFTP, through asyncio's futures and their
+    exceptions' cycles: it runs with the collector on."""
+    def settings() -> None:
+        collecting.append(gc.isenabled())
+        raise Seen
+
+    monkeypatch.setattr(submit, "load_settings", settings)
+    with pytest.raises(Seen):
+        cli.main(["submit", "--resume", "some-sweep"])
+    assert collecting == [True]
+
+
 def test_a_status_that_follows_collects(collecting: list[bool],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     class Stub:  # a sweep of no cells, nothing cut short
