@@ -14,7 +14,8 @@ Blocks (each reports load1 before and after):
   the same work (tests/bench/minimal.py), a raw Redis pipeline and Celery's send_task; the
   record's peak memory against the minimal reader's;
 - floors: a Redis round trip, a script call, an Ed25519 signature, fork+exec of `true`,
-  `python -c pass`, and `benchfleet --version` against `python -c pass`.
+  `python -c pass`, and `benchfleet --version` against `python -c pass`; the libraries'
+  imports, their time and the peak memory they alone hold.
 Writes docs/benchmarks/overhead.{md,json}. Linux, as root (the kernel's process events).
 Run: .venv/bin/python -m tests.bench.overhead [--help for repeat counts and blocks]
 """
