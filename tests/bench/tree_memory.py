@@ -1,0 +1,77 @@
+"""The memory of a command's whole process tree: every 100 ms, the PSS of each of its
+processes summed (a page shared between a parent and its forked child counts once), and each
+child's private pages (those it copied from its parent and those it made). GNU time's peak,
+which the benchmark reads, is one process's; this counts what the tree held together.
+Linux only (/proc/PID/smaps_rollup). A sampler can miss a peak shorter than its period: its
+figures are lower bounds.
+
+Run: python -m tests.bench.tree_memory COMMAND [ARG...]   (prints JSON; sizes in KiB)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+PERIOD_S = 0.1
+FIELDS = ("Rss", "Pss", "Private_Dirty")
+
+
+def tree(root: int) -> list[int]:
+    """`root` and every process descended from it, as /proc says now."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def rollup(pid: int) -> dict[str, int] | None:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as status:
+            return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in status
+                                                       if ":" in line) if k in FIELDS}
+    except OSError:
+        return None  # exited meanwhile
+
+
+def sample(argv: list[str]) -> dict[str, Any]:
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    start = time.monotonic()
+    peak: dict[str, Any] = {"pss_sum_kib": 0}
+    children_most: dict[int, int] = {}
+    main_most = children_sum_most = 0
+    while proc.poll() is None:
+        seen = {pid: r for pid in tree(proc.pid) if (r := rollup(pid))}
+        main = seen.get(proc.pid, {})
+        children = {pid: r.get("Private_Dirty", 0) for pid, r in seen.items() if pid != proc.pid}
+        pss = sum(r.get("Pss", 0) for r in seen.values())
+        if pss > peak["pss_sum_kib"]:
+            peak = {"pss_sum_kib": pss, "at_s": round(time.monotonic() - start, 2),
+                    "processes": len(seen), "main_rss_kib": main.get("Rss", 0),
+                    "children_private_kib": sum(children.values())}
+        main_most = max(main_most, main.get("Rss", 0))
+        children_sum_most = max(children_sum_most, sum(children.values()))
+        for pid, dirty in children.items():
+            children_most[pid] = max(children_most.get(pid, 0), dirty)
+        time.sleep(PERIOD_S)
+    return {"argv": argv, "exit": proc.returncode, "wall_s": round(time.monotonic() - start, 1),
+            "period_s": PERIOD_S, "peak": peak, "main_rss_most_kib": main_most,
+            "children_private_most_kib": children_sum_most,
+            "each_child_private_most_kib": sorted(children_most.values(), reverse=True)}
+
+
+if __name__ == "__main__":
+    print(json.dumps(sample(sys.argv[1:]), indent=1))
