@@ -93,7 +93,7 @@ def _goals(r: dict[str, Any]) -> str:
             x = d[ref]["ratio_p50"]
             row(f"dispatch → start <= 1.2x bare Celery ({ref}, p50)",
                 f"{x:.1f}x ({d[ref]['p50_s'] * 1e3:.1f} ms vs {d['bare']['p50_s'] * 1e3:.1f} ms)",
-                x <= 1.2, f"{x / 1.2:.0f}x over the goal")
+                x <= 1.2, f"{x / 1.2:.1f}x over the goal")
     t = r.get("throughput")
     if t:
         x = t["ratio"]["median"]
