@@ -42,7 +42,6 @@ def _trim() -> Callable[[int], int] | None:
     return trim
 
 
-
 def give_back_freed() -> None:
     """Return the C heap's free pages to the system.
 

@@ -2,12 +2,14 @@
 samples, ratios against the baseline of the same run, and the load the machine carried."""
 
 import os
+import shutil
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 # The floors block's name for the record's libraries imported alone (tests/bench/floors.py),
 # which the report sets beside the record's own peak memory.
 RECORD_IMPORTS = "`python -c` the same and the record's numpy and matplotlib"

@@ -20,11 +20,10 @@ from pathlib import Path
 import redis
 
 from runner.demo.redis_server import RedisServer
-from tests.bench.figures import RECORD_IMPORTS, interleave
+from tests.bench.figures import RECORD_IMPORTS, TIME, interleave
 from workers import deathwatch, descendants
 from workers.shared.signing import generate, signer
 
-TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 ENVELOPE = b"x" * 1500  # about one cell's envelope
 PASS, VERSION = "`python -c pass`", "`benchfleet --version`"
 IDLE_MOVE = "cgroup move after 150 ms without one"

@@ -33,7 +33,7 @@ from runner.demo.target_repo import git
 from runner.submit import submit
 from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
-from tests.bench.figures import interleave, ratios, spread
+from tests.bench.figures import TIME, interleave, ratios, spread
 from tests.bench.rig import REPO, Rig
 from workers.shared import redis_keys
 from workers.shared.leases import Lease
@@ -57,7 +57,6 @@ POPULATE, POPULATE_LEASE_S = "bench-populate", 600.0
 # Submit is timed up to this size (issue 17's goal names 10,000 cells); status and record
 # at every size.
 SUBMIT_UP_TO = 10_000
-TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time, for peak RSS
 
 
 def spec(rig: Rig, name: str, commits: list[str], models: tuple[str, ...] = MODELS,

@@ -9,33 +9,15 @@ Run: python -m tests.bench.tree_memory COMMAND [ARG...]   (prints JSON; sizes in
 """
 
 import json
-import os
 import subprocess
 import sys
 import time
 from typing import Any
 
+from workers.shared.processes import descendants
+
 PERIOD_S = 0.1
 FIELDS = ("Rss", "Pss", "Private_Dirty")
-
-
-def tree(root: int) -> list[int]:
-    """`root` and every process descended from it, as /proc says now."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue  # gone meanwhile
-            children.setdefault(parent, []).append(int(name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return found
 
 
 def rollup(pid: int) -> dict[str, int] | None:
@@ -54,7 +36,8 @@ def sample(argv: list[str]) -> dict[str, Any]:
     children_most: dict[int, int] = {}
     main_most = children_sum_most = 0
     while proc.poll() is None:
-        seen = {pid: r for pid in tree(proc.pid) if (r := rollup(pid))}
+        tree = [proc.pid, *descendants(proc.pid)]
+        seen = {pid: r for pid in tree if (r := rollup(pid))}
         main = seen.get(proc.pid, {})
         children = {pid: r.get("Private_Dirty", 0) for pid, r in seen.items() if pid != proc.pid}
         pss = sum(r.get("Pss", 0) for r in seen.values())

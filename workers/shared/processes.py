@@ -39,7 +39,7 @@ def end_descendants(within_s: float) -> int:
     ended: set[int] = set()
     deadline = time.monotonic() + within_s
     # A killed parent's children come to us next: ask until none is left.
-    while found := _descendants(os.getpid()):
+    while found := descendants(os.getpid()):
         if time.monotonic() > deadline:
             raise RuntimeError(f"processes {sorted(found)} outlive their kill")
         for pid in found:
@@ -52,7 +52,8 @@ def end_descendants(within_s: float) -> int:
     return len(ended)
 
 
-def _descendants(root: int) -> set[int]:
+def descendants(root: int) -> set[int]:
+    """Every process descended from `root`, as /proc says now."""
     found: set[int] = set()
     frontier = {root}
     while frontier:
