@@ -5,7 +5,7 @@ import os
 import shutil
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -55,7 +55,7 @@ def block(results: dict[str, Any], name: str) -> Iterator[dict[str, Any]]:
           flush=True)
 
 
-def interleave(rounds: int, contestants: dict[str, Callable[[], object]]
+def interleave(rounds: int, contestants: Mapping[str, Callable[[], object]]
                ) -> dict[str, list[float]]:
     """Every contestant once per round, in an order rotated every round; seconds each."""
     names = list(contestants)

@@ -35,6 +35,7 @@ from tests.bench import minimal
 from tests.bench.bare_worker import bare_app
 from tests.bench.figures import TIME, interleave, ratios, spread
 from tests.bench.rig import REPO, Rig
+from tests.bench.tree_memory import sample
 from workers.shared import redis_keys
 from workers.shared.leases import Lease
 from workers.shared.queues import TASK, backend_queue
@@ -315,6 +316,26 @@ def minimal_readers(rig: Rig, sweep_id: str, peaks: dict[str, list[int]],
                 minimal.record(artifacts, sweep_id))}
 
 
+def tree_peaks(rig: Rig, sweep_id: str) -> dict[str, Any]:
+    """The record's and the minimal reader's memory measured alike, once each and untimed:
+    the PSS of each process of the command's tree summed (tests/bench/tree_memory.py). GNU
+    time's peak is the largest process's alone, where the record forks the children that read
+    ahead and draw; and RSS counts whole the pages a process shares, which for a 17 MiB reader
+    is much of it."""
+    exe = Path(sys.executable).with_name("benchfleet")
+    record = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
+    artifacts, records = str(rig.settings.artifacts), str(rig.root / "records")
+    seen = {"record (CLI process)": sample([*record, "record", sweep_id, "-o", records],
+                                           cwd=str(REPO)),
+            "record: minimal reader (process)": sample(
+                [sys.executable, "-m", "tests.bench.minimal", "record", artifacts, sweep_id],
+                cwd=str(REPO))}
+    for name, tree in seen.items():
+        if tree["exit"] not in (0, 1):
+            raise RuntimeError(f"{name} exited {tree['exit']} under the memory sampler")
+    return seen
+
+
 def _ignore(_: object) -> None:
     pass
 
@@ -358,10 +379,12 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
         else:
             record, notes = record_times(rig, m["sweep_id"], rounds, record_limit_s, peaks)
             times.update(record)
+        trees = {} if notes else tree_peaks(rig, m["sweep_id"])
         results[str(size)] = {"cells": m["cells"], "sweep_id": m["sweep_id"],
                               "generated_s": round(m["populate_s"], 1), "times_s": times,
                               "notes": notes, "figures": _figures(times),
-                              "peak_rss_kib": {k: v for k, v in peaks.items() if v}}
+                              "peak_rss_kib": {k: v for k, v in peaks.items() if v},
+                              "tree_peak": trees}
         print(f"[bench] {size} cells timed", flush=True)
     return results
 

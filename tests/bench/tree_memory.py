@@ -5,6 +5,15 @@ which the benchmark reads, is one process's; this counts what the tree held toge
 Linux only (/proc/PID/smaps_rollup). A sampler can miss a peak shorter than its period: its
 figures are lower bounds.
 
+PSS also divides a page with processes outside the tree: a Python process's pages of the
+interpreter and its libraries are shared with every other Python process running, this
+sampler's included, so a minimal reader of 17 MiB RSS shows about 8.5 MiB of PSS. The
+footprint does not depend on what else runs: the anonymous pages of the whole tree, each
+counted once (a command's tree begins with an exec, so its anonymous pages are shared only
+within it, and their PSS summed over the tree counts each once), plus the file pages its first
+process maps, whole. For one process that is its RSS; for a tree it leaves out only the file
+pages its children map that the first does not (a drawing child's matplotlib libraries).
+
 Run: python -m tests.bench.tree_memory COMMAND [ARG...]   (prints JSON; sizes in KiB)
 """
 
@@ -17,7 +26,7 @@ from typing import Any
 from workers.shared.processes import descendants
 
 PERIOD_S = 0.1
-FIELDS = ("Rss", "Pss", "Private_Dirty")
+FIELDS = ("Rss", "Pss", "Private_Dirty", "Pss_Anon", "Anonymous")
 
 
 def rollup(pid: int) -> dict[str, int] | None:
@@ -29,10 +38,11 @@ def rollup(pid: int) -> dict[str, int] | None:
         return None  # exited meanwhile
 
 
-def sample(argv: list[str]) -> dict[str, Any]:
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+def sample(argv: list[str], cwd: str | None = None) -> dict[str, Any]:
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, cwd=cwd)
     start = time.monotonic()
     peak: dict[str, Any] = {"pss_sum_kib": 0}
+    footprint = 0
     children_most: dict[int, int] = {}
     main_most = children_sum_most = 0
     while proc.poll() is None:
@@ -41,6 +51,8 @@ def sample(argv: list[str]) -> dict[str, Any]:
         main = seen.get(proc.pid, {})
         children = {pid: r.get("Private_Dirty", 0) for pid, r in seen.items() if pid != proc.pid}
         pss = sum(r.get("Pss", 0) for r in seen.values())
+        footprint = max(footprint, sum(r.get("Pss_Anon", 0) for r in seen.values())
+                        + main.get("Rss", 0) - main.get("Anonymous", 0))
         if pss > peak["pss_sum_kib"]:
             peak = {"pss_sum_kib": pss, "at_s": round(time.monotonic() - start, 2),
                     "processes": len(seen), "main_rss_kib": main.get("Rss", 0),
@@ -51,7 +63,8 @@ def sample(argv: list[str]) -> dict[str, Any]:
             children_most[pid] = max(children_most.get(pid, 0), dirty)
         time.sleep(PERIOD_S)
     return {"argv": argv, "exit": proc.returncode, "wall_s": round(time.monotonic() - start, 1),
-            "period_s": PERIOD_S, "peak": peak, "main_rss_most_kib": main_most,
+            "period_s": PERIOD_S, "peak": peak, "footprint_most_kib": footprint,
+            "main_rss_most_kib": main_most,
             "children_private_most_kib": children_sum_most,
             "each_child_private_most_kib": sorted(children_most.values(), reverse=True)}
 
