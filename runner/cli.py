@@ -29,7 +29,8 @@ signal.signal(signal.SIGINT, _interrupted_while_starting)
 OK, NO, USAGE, PENDING, INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, last: bool = False) -> int:
+    """The command `argv` names; `last`: this process ends with it (the console script)."""
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
         # Scripts ask this most, and it needs nothing: answered before click is imported.
         print(VERSION_LINE)
@@ -37,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     import click  # most of the start-up; a Ctrl-C meanwhile is the start-up handler's
 
     from jobs.errors import SpecError, UserError
+    from runner.collector import process_ends_with_command
     from runner.commands import cli
+
+    if last:
+        process_ends_with_command()
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # a KeyboardInterrupt from here on
     try:
@@ -73,7 +78,7 @@ def entry() -> None:
     still done first: the exit handlers run (logging's flush, temporary folders' removal) and
     the output is flushed. Where that cannot be vouched for (another thread still running, an
     output that will not flush), the process exits the ordinary way."""
-    code = main()
+    code = main(last=True)
     # Looked up, not imported (typing and threading are a fifth of `--version`): a process
     # that never imported threading has no thread the interpreter would wait for.
     threading = sys.modules.get("threading")

@@ -3,6 +3,8 @@ cells it was a quarter of a status), and leave it as they found it; a status tha
 sweep collects as it goes."""
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,36 @@ def test_a_status_that_follows_collects(collecting: list[bool],
         cli.main(["status", "--watch"])
     assert collecting == [True]
     assert gc.isenabled()
+
+
+# Run in a child: freezing is for the whole process, and this one goes on.
+MADE_WHILE_PAUSED = """
+import gc, sys
+from runner import collector
+if sys.argv[1] == "ends":
+    collector.process_ends_with_command()
+with collector.paused_collector():
+    kept = [[i] for i in range(200_000)]
+print(gc.get_freeze_count(), gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize("ends", [True, False])
+def test_what_a_last_command_made_is_frozen_not_walked(ends: bool) -> None:
+    """In the console script's process the objects made while paused are frozen, so that
+    turning the collector back on does not walk them all at once; elsewhere they stay
+    collectable."""
+    done = subprocess.run([sys.executable, "-c", MADE_WHILE_PAUSED,
+                           "ends" if ends else "goes-on"], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2], check=True)
+    frozen, enabled = done.stdout.split()
+    assert enabled == "True"
+    assert int(frozen) >= 200_000 if ends else int(frozen) == 0
+
+
+def test_the_console_script_says_its_process_ends_with_its_command() -> None:
+    script = ("import runner.cli as c, runner.collector as g; "
+              "g.process_ends_with_command = lambda: print('ends'); c.entry()")
+    done = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True,
+                          text=True, cwd=Path(__file__).parents[2])
+    assert done.stdout.splitlines()[0] == "ends"
