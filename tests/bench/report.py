@@ -409,8 +409,11 @@ states and counts per state; for record, reading every attempt's manifest, sha25
 file it lists, and parsing result.json (tests/bench/minimal.py; as a process it imports only
 what it uses). Record rounds read a warm page cache. Peak memory: each process's own
 `ru_maxrss` (wait4), the largest over its rounds; for the record, whose figures are drawn in
-children it forks, the largest of it and its children, each counted whole (the children's own
-pages are not added to it: overhead-profiles.md gives them).
+children it forks, the largest of it and its children, each counted whole. The goal's figure
+is the whole tree's, from one more run of the record and of the reader, untimed
+(tests/bench/tree_memory.py, every 100 ms): its footprint, each anonymous page of the tree
+counted once and its first process's file pages whole, which for the one-process reader is its
+RSS; a peak shorter than the period can be missed.
 
 How the large sweeps' states and artifacts were made: a seed sweep of 12 real cells (the
 stand-in's decode, both backends and arms, 3 repeats) ran on the real workers; then every

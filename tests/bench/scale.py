@@ -379,7 +379,8 @@ def scale(rig: Rig, sizes: list[int], rounds: int, record_limit_s: float) -> dic
         else:
             record, notes = record_times(rig, m["sweep_id"], rounds, record_limit_s, peaks)
             times.update(record)
-        trees = {} if notes else tree_peaks(rig, m["sweep_id"])
+        ran = not {"not_run", "stopped_after_s"} & notes.get("record (CLI process)", {}).keys()
+        trees = tree_peaks(rig, m["sweep_id"]) if ran else {}
         results[str(size)] = {"cells": m["cells"], "sweep_id": m["sweep_id"],
                               "generated_s": round(m["populate_s"], 1), "times_s": times,
                               "notes": notes, "figures": _figures(times),
