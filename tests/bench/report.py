@@ -151,7 +151,8 @@ def _tree_line(name: str, tree: dict[str, Any]) -> str:
     peak = tree["peak"]
     return (f"- whole tree, {name} (a run of its own, sampled every {tree['period_s']} s): "
             f"footprint {tree['footprint_most_kib'] / 1024:.0f} MiB, PSS summed "
-            f"{peak['pss_sum_kib'] / 1024:.0f} MiB over {peak['processes']} processes, its "
+            f"{peak['pss_sum_kib'] / 1024:.0f} MiB over {peak['processes']} "
+            f"process{'' if peak['processes'] == 1 else 'es'}, its "
             f"children's own pages {tree['children_private_most_kib'] / 1024:.0f} MiB at most")
 
 
@@ -171,13 +172,13 @@ def _peak_goal(big: dict[str, Any], fl: dict[str, Any] | None
     what = ("the whole process tree, each page counted once; " if trees
             else "the largest process; ")
     largest = peaks.get("record (CLI process)")
-    alone = (f"; its largest process {max(largest) / 1024:.0f} MiB"
+    alone = (f"; its largest process {max(largest) / 1024:,.0f} MiB"
              if trees and largest else "")
     libraries = (fl or {}).get("import_peak_kib", {}).get(RECORD_IMPORTS)
     floor = (f"; the record's libraries imported and nothing else: at least "
              f"{min(libraries) / 1024:.0f} MiB, {min(libraries) / 1024 / b:.1f}x"
              if libraries else "")
-    return (goal, f"{a / b:.1f}x ({what}{a:.0f} MiB vs {b:.0f} MiB{alone}{floor})", a / b <= 3,
+    return (goal, f"{a / b:.1f}x ({what}{a:,.0f} MiB vs {b:.0f} MiB{alone}{floor})", a / b <= 3,
             f"{a / b / 3:.1f}x over")
 
 
