@@ -18,7 +18,6 @@ def process_ends_with_command() -> None:
     _ends_with_command = True
 
 
-
 @contextmanager
 def paused_collector() -> Iterator[None]:
     """The collector off inside, back on after (as it was); as a decorator, around each call.
@@ -32,7 +31,9 @@ def paused_collector() -> Iterator[None]:
     Turned back on, the collector would walk at once everything made while it was off: all of
     it is still in the youngest generation, whose count passed its threshold long ago (1.2 s
     of a 100,000-cell record, just before the process ends). In a process that ends with its
-    command those objects are frozen first, which the collector never walks again.
+    command (`process_ends_with_command`) the whole heap is frozen first, which the collector
+    never walks again: what it would have freed there (the garbage of cycles) stays until the
+    process exits, moments later.
     """
     was = gc.isenabled()
     gc.disable()

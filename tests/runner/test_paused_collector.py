@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import cli
+from runner import cli, collector
 from runner.commands import status, submit
 
 
@@ -34,6 +34,8 @@ def test_status_pauses_the_collector(collecting: list[bool],
         cli.main(["status"])
     assert collecting == [False]
     assert gc.isenabled()
+    assert not collector._ends_with_command  # called in a process that goes on: no freeze
+    assert gc.get_freeze_count() == 0
 
 
 def test_submit_pauses_the_collector(collecting: list[bool], tmp_path: Path,
@@ -123,5 +125,5 @@ def test_the_console_script_says_its_process_ends_with_its_command() -> None:
     script = ("import runner.cli as c, runner.collector as g; "
               "g.process_ends_with_command = lambda: print('ends'); c.entry()")
     done = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True,
-                          text=True, cwd=Path(__file__).parents[2])
+                          text=True, cwd=Path(__file__).parents[2], check=True)
     assert done.stdout.splitlines()[0] == "ends"
