@@ -163,14 +163,18 @@ def run_cli(rig: Rig, args: list[str], out: Path, timeout_s: float = 600.0,
             peaks: list[int] | None = None) -> str:
     """`benchfleet ARGS` as a process, as a user runs it; its stdout. `peaks` hears the
     process's peak RSS in KiB."""
-    exe = Path(sys.executable).with_name("benchfleet")
-    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
     with out.open("w") as f:
-        code, err = _process([*argv, *args], f, env={**os.environ, **settings_env(rig.settings)},
+        code, err = _process([*_cli(), *args], f, env={**os.environ, **settings_env(rig.settings)},
                              timeout_s=timeout_s, peaks=peaks)
     if code not in (0, 1):
         raise RuntimeError(f"benchfleet {' '.join(args)} failed: {err.strip()}")
     return out.read_text()
+
+
+def _cli() -> list[str]:
+    """The `benchfleet` command as a user runs it: the installed script where there is one."""
+    exe = Path(sys.executable).with_name("benchfleet")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
 
 
 def _process(argv: list[str], stdout: Any, env: dict[str, str] | None = None,
@@ -322,10 +326,8 @@ def tree_peaks(rig: Rig, sweep_id: str, limit_s: float) -> dict[str, Any]:
     time's peak is its largest process's alone and the record forks the children that read
     ahead and draw. A command that fails or outlasts `limit_s` is said so in its place; the
     block's timings stand."""
-    exe = Path(sys.executable).with_name("benchfleet")
-    record = [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
     artifacts, records = str(rig.settings.artifacts), str(rig.root / "records")
-    runs = {"record (CLI process)": ([*record, "record", sweep_id, "-o", records], (0, 1)),
+    runs = {"record (CLI process)": ([*_cli(), "record", sweep_id, "-o", records], (0, 1)),
             "record: minimal reader (process)": (
                 [sys.executable, "-m", "tests.bench.minimal", "record", artifacts, sweep_id],
                 (0,))}
