@@ -20,7 +20,7 @@ class AttemptEntry(Lean):
     used: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per attempt read: no dict of its own
 class Tried:
     """An attempt as far as the history needs it (jobs/record/digest.py keeps one an attempt)."""
 

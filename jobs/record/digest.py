@@ -52,6 +52,9 @@ class Shared:
     def text(self, text: str) -> str:
         return self.texts.setdefault(text, text)
 
+    def maybe(self, text: str | None) -> str | None:
+        return None if text is None else self.texts.setdefault(text, text)
+
     def build(self, backend: str, result: AttemptResult) -> BuildTime | None:
         """The attempt's build, unless it reused one an attempt before it named."""
         if result.build is None or result.commit is None:
@@ -85,7 +88,9 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
         measurement=_unjudged(cell, result, runs, shared) if counted else None,
         profile=_profile(sweep, cell, result) if counted else None,
         commit=result.commit, protocol=result.protocol,
-        mlx_pin=result.target.get("mlx_pin"), toolchain=result.target.get("toolchain"),
+        # The same on every attempt of a host (a toolchain is some 130 characters).
+        mlx_pin=shared.maybe(result.target.get("mlx_pin")),
+        toolchain=shared.maybe(result.target.get("toolchain")),
         build=shared.build(cell.backend, result))
 
 
@@ -129,7 +134,7 @@ def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], shared: Sh
         exit_code=run.exit_code, argv=[shared.text(a) for a in run.argv],
         env={shared.text(k): shared.text(v) for k, v in run.env.items()},
         adaptive=cell.adaptive, build_cached=result.build.cached if result.build else None,
-        jit_cache=shared.text(jit) if (jit := result.target.get("jit_cache")) else jit,
+        jit_cache=shared.maybe(result.target.get("jit_cache")),
         gate=result.gate,
         host_lease=run.host_lease, flags=[],
         wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,

@@ -22,7 +22,7 @@ from jobs.record.parts import (
     Missing,
     Skipped,
 )
-from jobs.record.run_flags import Flagged, host_sentence
+from jobs.record.run_flags import host_sentence
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.statistics.adaptive import Repeats, walk
@@ -166,8 +166,8 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
 
 
 def record_host_sentence(groups: Sequence[Group]) -> str:
-    ms = [m for g in groups for m in g.measurements]
-    return host_sentence([Flagged(cell_id=m.cell_id, flags=m.flags) for m in ms], len(ms))
+    return host_sentence((m for g in groups for m in g.measurements),
+                         sum(len(g.measurements) for g in groups))
 
 
 def _grouped(cells: list[Cell]) -> dict[tuple[str, str, str], list[Cell]]:
@@ -242,12 +242,12 @@ def _with_comparisons(row: ArmRow, base: ArmRow | None, aa: ArmRow | None,
     if base is None or row.baseline:
         return row
     floor = aa if aa and not row.aa else None  # the A/A arm is the floor, not above it
-    return row.model_copy(update={
-        "decode_vs_baseline": _ratio(row.decode_tps, base.decode_tps),
-        "prefill_vs_baseline": _ratio(row.prefill_tps, base.prefill_tps),
+    return row.copy_with(
+        decode_vs_baseline=_ratio(row.decode_tps, base.decode_tps),
+        prefill_vs_baseline=_ratio(row.prefill_tps, base.prefill_tps),
         **{f"{name}_comparison": _compared(f"{name} tok/s", f"{name}_tps", row.arm, base,
                                            floor, ms, repeats)
-           for name in ("decode", "prefill")}})
+           for name in ("decode", "prefill")})
 
 
 def _compared(metric: str, attr: str, arm: str, base: ArmRow, aa: ArmRow | None,
@@ -263,13 +263,13 @@ def _settled_how(c: Comparison, repeats: Repeats | None) -> Comparison:
     if c.answer != "undecided":
         return c
     if repeats is None:
-        return c.model_copy(update={"reason": c.reason + "; the sweep has no adaptive repeats "
-                                    "(`adaptive: {max_n: N}`) to settle it"})
+        return c.copy_with(reason=c.reason + "; the sweep has no adaptive repeats "
+                           "(`adaptive: {max_n: N}`) to settle it")
     if repeats.stopped == "cap":
-        return c.model_copy(update={"capped": True, "reason": c.reason + f"; the cap (max_n "
-                                    f"= {repeats.max_n}) stopped the repeats"})
+        return c.copy_with(capped=True, reason=c.reason + f"; the cap (max_n "
+                           f"= {repeats.max_n}) stopped the repeats")
     if repeats.stopped == "waiting":
-        return c.model_copy(update={"reason": c.reason + "; its repeats had not all run"})
+        return c.copy_with(reason=c.reason + "; its repeats had not all run")
     return c
 
 

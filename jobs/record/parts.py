@@ -93,8 +93,9 @@ class GroupProfile(Strict):
     notes: list[str]
 
 
-class Group(Strict):
-    """The cells compared with each other: one commit, backend and model."""
+class Group(Lean):
+    """The cells compared with each other: one commit, backend and model (thousands of them
+    in a large sweep: `Lean`)."""
 
     commit: str
     backend: str
@@ -144,7 +145,7 @@ class Evidence(Lean):
     manifest_sha256: str
 
 
-class BuildTime(Strict):
+class BuildTime(Lean):  # one per commit, backend and worker
     commit: str
     backend: str
     worker: str
