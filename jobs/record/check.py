@@ -87,7 +87,9 @@ def _fidelity(r: Record, flagged: Mapping[tuple[str, int], list[str]] | None) ->
     the builder computed them from those, in this process)."""
     problems = []
     index: RunIndex | None = None  # made when a flag must be recomputed
-    known = {_key(run) for run in r.host_runs}
+    # Each run by its every field: a measurement's own run is looked up as the index holds
+    # it, whose times it parsed once.
+    known = {_key(run): run for run in r.host_runs}
     for g in r.groups:
         for m in g.measurements:
             mine = _host_run(m)
@@ -97,7 +99,7 @@ def _fidelity(r: Record, flagged: Mapping[tuple[str, int], list[str]] | None) ->
             expected = flagged.get((m.cell_id, m.attempt)) if flagged is not None else None
             if expected is None:
                 index = index or RunIndex(r.host_runs)
-                expected = flags(mine, m.gate, index, conditions(m))
+                expected = flags(known.get(_key(mine), mine), m.gate, index, conditions(m))
             if m.flags != expected:
                 problems.append(f"{m.cell_id}: flags {m.flags} but its gate, host lease and "
                                 f"the host's runs give {expected}")

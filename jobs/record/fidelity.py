@@ -54,8 +54,9 @@ Interval = tuple[float, float, float, float]
 class RunIndex:
     """A record's host runs by host, sorted by start, so the runs that may overlap one are
     found among its neighbours (a run lasts at most the host's longest) and not by comparing
-    every pair: a 10,000-cell record has 10,000 measurements and more runs. Each run's times
-    are parsed once, here, into numbers, kept four to a run in one array: held as a tuple of
+    every pair: a 10,000-cell record has 10,000 measurements and more runs. Each run of the
+    index has its times parsed once, here, into numbers, kept four to a run in one array
+    (a run from outside the index is parsed each time it is asked about): held as a tuple of
     floats a run, in a dict keyed by the run's times, the index took 330 bytes a run (66 MB
     for the 200,000 runs of a 100,000-cell record, built at its peak), against 174 now."""
 
@@ -64,7 +65,9 @@ class RunIndex:
         self.longest: dict[str, float] = {}
         self._runs: list[HostRun] = []  # the readable ones
         self._times = array("d")  # four a run (`Interval`), in the order of `_runs`
-        self._place: dict[int, int] = {}  # a run's place in `_runs`, by its id
+        # A run's place in `_runs`, by its id: `_runs` keeps every run it names alive, so no
+        # other object can have that id; an equal copy is not found, and is parsed instead.
+        self._place: dict[int, int] = {}
         places: dict[str, list[int]] = {}
         for run in runs:
             span = _interval(run)
@@ -95,7 +98,8 @@ class RunIndex:
     def near(self, run: HostRun, span: Interval | None = None) -> list[HostRun]:
         """Runs on the same host that may share time with `run` (and every unreadable one);
         `span`: the run's, where the caller has it."""
-        span = span or self.span(run)
+        if span is None:
+            span = self.span(run)
         assert span is not None
         host, starts = run.hostname, self._starts.get(run.hostname)
         found = []

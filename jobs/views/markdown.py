@@ -34,11 +34,12 @@ def pieces(record: Record, plots: dict[str, str] | None = None, data: str | None
 
 @dataclass(frozen=True)
 class _Lines:
-    """A section with a line per cell or attempt, its lines made as they are written: made
-    as one string, then copied, the measurements' table raised a 100,000-cell record's process
-    by 167 MiB, to its peak. Its text is `"\n".join(lines) + "\n"`."""
+    """A section with a line per cell or attempt, its lines made as they are written (and
+    so read once): made as one string, then copied, the measurements' table raised a
+    100,000-cell record's process by 167 MiB, to its peak. Its text is
+    `"\n".join(lines) + "\n"`."""
 
-    lines: Iterable[str]
+    lines: Iterator[str]
 
 
 _LINES_PER_PIECE = 1000
@@ -49,12 +50,14 @@ def _text(part: "str | _Lines") -> Iterator[str]:
         yield part
         return
     batch: list[str] = []
+    made = 0
     for line in part.lines:
         batch.append(line)
+        made += 1
         if len(batch) == _LINES_PER_PIECE:
             yield "\n".join(batch) + "\n"
             batch = []
-    if batch:
+    if batch or not made:
         yield "\n".join(batch) + "\n"
 
 

@@ -79,12 +79,14 @@ def test_a_set_given_to_model_construct_stays_the_callers() -> None:
 
 
 def test_a_record_s_groups_rows_and_builds_share_their_sets_of_fields() -> None:
-    # A group is made per ten cells of a large sweep, a row per arm of it (copied with its
-    # comparisons), a build per commit: 33 MB of sets at 100,000 cells, one each.
+    # A group is made per commit, backend and model of a large sweep, a row per arm of it
+    # (copied with its comparisons), a build per commit: 33 MB of sets at 100,000 cells.
     r = record(OLD, commits="[main, v2]")
     rows = [row for g in r.groups for row in g.rows]
     compared = [row for row in rows if not row.baseline]
     assert compared and all(row.decode_comparison for row in compared)
     assert len({id(row.__pydantic_fields_set__) for row in compared}) == 1
     assert len({id(g.__pydantic_fields_set__) for g in r.groups}) == 1 < len(r.groups)
-    assert issubclass(BuildTime, Lean)
+    builds = [BuildTime(commit=c, backend="cuda", worker="w", recipe="r", wall_s=1.0,
+                        built_at=None, command=[["make"]]) for c in ("a", "b")]
+    assert builds[0].__pydantic_fields_set__ is builds[1].__pydantic_fields_set__
