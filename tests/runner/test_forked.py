@@ -20,6 +20,7 @@ from runner import forked, records
 from runner.forked import ChildFailed, Forked, Primed
 from runner.records import write
 from tests.support.cells import Submitted
+from tests.support.records import OLD, record
 from workers.shared.stores.local import LocalStore
 
 H200 = next((Path(__file__).parents[2] / "docs" / "records" / "h200-moe-decode" / "run-4")
@@ -309,3 +310,18 @@ def test_the_figures_are_given_before_the_record_is_checked(
                        drawer)
         assert seen == [True]
         drawer.result()
+
+
+def test_a_large_record_s_figures_are_drawn_one_after_another_by_one_child(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record that does not wait for its figures keeps a second drawing child off its peak."""
+    small = record(OLD)
+    picked, side_by_side = records.drawn(small)
+    assert side_by_side and len(picked) >= 2
+    large = small.model_copy(update={"cells_expected": records.SIDE_BY_SIDE_UP_TO + 1})
+    picked, side_by_side = records.drawn(large)
+    assert not side_by_side
+    monkeypatch.setattr(records, "Forked", None)  # no figure may get a child of its own
+    pngs = records._draw((picked, side_by_side))
+    assert pngs.keys() == picked.keys()
+    assert all(png and png.startswith(b"\x89PNG") for png in pngs.values())
