@@ -93,13 +93,15 @@ def _fidelity(r: Record, flagged: Mapping[tuple[str, int], list[str]] | None) ->
     for g in r.groups:
         for m in g.measurements:
             mine = _host_run(m)
-            if _key(mine) not in known:
+            indexed = known.get(_key(mine))
+            if indexed is None:
                 problems.append(f"{m.cell_id}: its measured run is not among the host's runs, "
                                 "so overlaps cannot be checked")
             expected = flagged.get((m.cell_id, m.attempt)) if flagged is not None else None
             if expected is None:
                 index = index or RunIndex(r.host_runs)
-                expected = flags(known.get(_key(mine), mine), m.gate, index, conditions(m))
+                expected = flags(mine if indexed is None else indexed, m.gate, index,
+                                 conditions(m))
             if m.flags != expected:
                 problems.append(f"{m.cell_id}: flags {m.flags} but its gate, host lease and "
                                 f"the host's runs give {expected}")

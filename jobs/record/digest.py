@@ -53,7 +53,7 @@ class Shared:
         return self.texts.setdefault(text, text)
 
     def maybe(self, text: str | None) -> str | None:
-        return None if text is None else self.texts.setdefault(text, text)
+        return None if text is None else self.text(text)
 
     def build(self, backend: str, result: AttemptResult) -> BuildTime | None:
         """The attempt's build, unless it reused one an attempt before it named."""
