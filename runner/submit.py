@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jobs.errors import SpecError, UserError
-from jobs.spec.cells import Cell, expand
+from jobs.spec.cells import Cell, dumped_cell, expand
 from jobs.spec.envelope import encode, spec_hash
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load, located
@@ -104,7 +104,7 @@ def submit_sweep(sweep: Sweep, source: str, settings: Settings, again: bool = Fa
                            catalogue or load_catalogue(settings.catalogue))
         if reasons:
             on_unserved(reasons)
-    dumped = [c.model_dump(mode="json") for c in cells]  # once, for all three below
+    dumped = [dumped_cell(c) for c in cells]  # once, for all three below
     sweep_id = f"{sweep.name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
     if started:
         started(sweep_id, len(cells))

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from jobs.record.states import FINAL, CellState
 from jobs.statistics.progress import CellTimes, eta_text
+from jobs.strict import replaced
 from runner.status import counts_text
 from workers.shared import redis_keys
 from workers.shared.clock import epoch
@@ -45,8 +46,8 @@ class Following:
         elif "phase" in event:  # a note on a running cell (workers/shared/notes.py)
             state = self.states.get(event["cell"])
             if state is not None and state.status == "running":
-                self.states[event["cell"]] = state.model_copy(update={
-                    "phase": event["phase"] or None, "reason": event["reason"] or None})
+                self.states[event["cell"]] = replaced(
+                    state, phase=event["phase"] or None, reason=event["reason"] or None)
         else:
             self._read_log()
 

@@ -1,6 +1,7 @@
 """What a worker reports for one attempt at one cell (its `result.json`); a cell's state is in
 states.py."""
 
+from dataclasses import field
 from typing import Literal
 
 from jobs.parsers.readings import BenchReading, Failure, ProfileReading
@@ -10,7 +11,7 @@ from jobs.record.states import CellState as CellState
 from jobs.record.states import CellStatus as CellStatus
 from jobs.record.states import Phase as Phase
 from jobs.spec.envelope import PROTOCOL
-from jobs.strict import Lean, Strict
+from jobs.strict import Strict, slotted
 
 
 class HostFacts(Strict):
@@ -34,7 +35,8 @@ class HostFacts(Strict):
     testbed: str | None = None
 
 
-class Gate(Lean):
+@slotted
+class Gate:
     """The idle gate's reading before a group's first run, or before a run after a gap.
 
     The gate waits while load1 (read twice) is at or above `threshold`, or a GPU is busy, for
@@ -47,7 +49,7 @@ class Gate(Lean):
     threshold: float
     load1: list[float]
     max_wait_s: float
-    gpu: dict[str, str] = {}
+    gpu: dict[str, str] = field(default_factory=dict)
     thermal: str | None = None
     reason: str | None = None
 

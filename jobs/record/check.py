@@ -22,6 +22,7 @@ from jobs.record.validity import record_problems
 from jobs.statistics.adaptive import walk
 from jobs.statistics.headline import separated_p
 from jobs.statistics.spans import Ratio, Span
+from jobs.strict import field_names
 from jobs.studies.moe_decode_gap.answer import bench_ref, control, evidence
 from jobs.studies.moe_decode_gap.question import Question
 from jobs.studies.moe_decode_gap.verdict import decide
@@ -298,7 +299,7 @@ def _recomputed(r: Record, q: Question) -> list[str]:
     return problems
 
 
-_key = attrgetter(*HostRun.model_fields)  # a run's every field, as a tuple
+_key = attrgetter(*field_names(HostRun))  # a run's every field, as a tuple
 
 
 def _same(a: object, b: object) -> bool:

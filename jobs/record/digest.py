@@ -48,12 +48,25 @@ class Shared:
     texts: dict[str, str] = field(default_factory=dict)
     hosts: dict[HostFacts, HostFacts] = field(default_factory=dict)
     builds: set[tuple[str, str, str]] = field(default_factory=set)
+    argvs: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    envs: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict)
+    notes: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
 
     def text(self, text: str) -> str:
         return self.texts.setdefault(text, text)
 
     def maybe(self, text: str | None) -> str | None:
         return None if text is None else self.text(text)
+
+    def command(self, m: Measurement) -> Measurement:
+        """The measurement holding one list of arguments, one environment and one list of
+        notes with every measurement whose are equal (an arm's repeat from cell to cell):
+        validating copies each, some 300 bytes a measurement. Set in its slots, as it is
+        made: no part of the record changes them (its flags, judged later, stay its own)."""
+        object.__setattr__(m, "argv", self.argvs.setdefault(tuple(m.argv), m.argv))
+        object.__setattr__(m, "env", self.envs.setdefault(tuple(m.env.items()), m.env))
+        object.__setattr__(m, "notes", self.notes.setdefault(tuple(m.notes), m.notes))
+        return m
 
     def build(self, backend: str, result: AttemptResult) -> BuildTime | None:
         """The attempt's build, unless it reused one an attempt before it named."""
@@ -122,7 +135,7 @@ def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], shared: Sh
     if (run is None or reading is None or result.commit is None
             or not any(r.role == "measure" for r in runs)):
         return None
-    return Measurement(
+    return shared.command(Measurement(
         cell_id=cell.id, arm=cell.arm, repeat=cell.repeat, order=cell.order,
         worker=shared.text(result.worker), hostname=result.host.hostname,
         commit=shared.text(result.commit),  # not None: checked above
@@ -140,7 +153,7 @@ def _unjudged(cell: Cell, result: AttemptResult, runs: list[HostRun], shared: Sh
         wall_s=run.wall_s, gpu_before=run.gpu_before, gpu_after=run.gpu_after,
         gpu_start=result.gpu_start, gpu_clocks=result.gpu_clocks, other_sweep=run.other_sweep,
         asked_prompt_tokens=result.asked.get("prompt_tokens"),
-        asked_tokens=result.asked.get("max_tokens"), notes=reading.notes)
+        asked_tokens=result.asked.get("max_tokens"), notes=reading.notes))
 
 
 def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | None:

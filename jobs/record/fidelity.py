@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from jobs.record.attempts import AttemptResult, Gate
 from jobs.record.run_flags import RunConditions, run_flags
-from jobs.strict import Lean
+from jobs.strict import slotted
 
 # Commands that load a host: what a measurement must not share it with.
 HEAVY = frozenset({"build", "warmup", "measure", "profile"})
@@ -25,7 +25,8 @@ NO_LEASE = "no host lease"
 _ISO = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
 
-class HostRun(Lean):
+@slotted
+class HostRun:
     """One command that loaded a host, as the record keeps it to find overlaps."""
 
     hostname: str

@@ -1,5 +1,7 @@
 """The pieces a record is made of: measurements, arm rows, profiles, groups, missing cells."""
 
+from dataclasses import field
+
 from jobs.parsers.readings import PathCounts
 from jobs.profiles.attribution import Attribution
 from jobs.record.attempts import Gate
@@ -7,10 +9,11 @@ from jobs.record.gpu_state import GpuReading
 from jobs.statistics.adaptive import Repeats
 from jobs.statistics.headline import Comparison
 from jobs.statistics.spans import Ratio, Span
-from jobs.strict import Lean, Strict
+from jobs.strict import Lean, Strict, slotted
 
 
-class Measurement(Lean):
+@slotted
+class Measurement:
     cell_id: str
     arm: str
     repeat: int
@@ -44,12 +47,12 @@ class Measurement(Lean):
     # figures.
     asked_prompt_tokens: int | None = None
     asked_tokens: int | None = None
-    notes: list[str] = []
+    notes: list[str] = field(default_factory=list)
     # Each run judged on its own (jobs/record/run_flags.py): its length and GPU state around it.
     wall_s: float = 0.0
     gpu_before: GpuReading | None = None
     gpu_after: GpuReading | None = None
-    gpu_start: list[GpuReading] = []
+    gpu_start: list[GpuReading] = field(default_factory=list)
     gpu_clocks: str | None = None
     # Another sweep that measured on this host during its group, before it (its run's record).
     other_sweep: str | None = None
@@ -135,7 +138,8 @@ class Skipped(Lean):
     reason: str
 
 
-class Evidence(Lean):
+@slotted
+class Evidence:
     """An attempt the record read, by the sha256 of its result and its manifest."""
 
     cell_id: str

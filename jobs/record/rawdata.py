@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from jobs.record.model import Record
+from jobs.strict import dumped_json
 
 
 def files(record: Record) -> dict[str, str]:
@@ -82,7 +83,7 @@ def _json(record: Record) -> Iterator[str]:
         head = json.dumps({"backend": g.backend, "model": g.model, "requested_commit": g.commit},
                           separators=(",", ":"))
         for m in g.measurements:
-            yield ("[\n" if first else ",\n") + head[:-1] + "," + m.model_dump_json()[1:]
+            yield ("[\n" if first else ",\n") + head[:-1] + "," + dumped_json(m).decode()[1:]
             first = False
     yield "[]\n" if first else "\n]\n"
 

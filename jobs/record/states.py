@@ -3,7 +3,7 @@ every parser's: `status` and `submit` need only this, and start faster without t
 
 from typing import Literal
 
-from jobs.strict import Lean
+from jobs.strict import slotted
 
 CellStatus = Literal["queued", "running", "done", "failed", "timed_out", "cancelled",
                      "skipped"]
@@ -13,7 +13,8 @@ FINAL: frozenset[str] = frozenset({"done", "failed", "timed_out", "cancelled", "
 Phase = Literal["building", "gating", "measuring"]
 
 
-class CellState(Lean):  # a record holds one per cell while it reads the attempts
+@slotted  # a record holds one per cell while it reads the attempts, status one per cell
+class CellState:
     """A cell's place in its life, as kept in Redis (scalars only: Redis scripts edit it)."""
 
     status: CellStatus

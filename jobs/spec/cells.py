@@ -6,13 +6,14 @@ See docs/cells.md for why the cell is (commit, backend, model, arm, repeat).
 import hashlib
 import json
 import re
+from dataclasses import field
 from typing import Literal
 
 from pydantic import field_validator
 
 from jobs.spec.routing import Route, requirements
 from jobs.spec.sweep import Sweep
-from jobs.strict import Lean, Scalar
+from jobs.strict import Lean, Scalar, dumped, slotted
 
 PROFILE_ARM = "profile"
 
@@ -40,7 +41,8 @@ def _one_of_each(step: Step) -> Step:
     return _STEPS.setdefault(key, step)
 
 
-class Cell(Lean):
+@slotted
+class Cell:
     id: str
     slug: str
     kind: Literal["bench", "profile"] = "bench"
@@ -62,7 +64,7 @@ class Cell(Lean):
     aa: bool = False
     # Where it may run beyond its backend (jobs/spec/routing.py): one host, capability tags.
     host: str | None = None
-    requires: list[str] = []
+    requires: list[str] = field(default_factory=list)
 
     @field_validator("build", "run")
     @classmethod
@@ -77,6 +79,11 @@ class Cell(Lean):
     def group(self) -> str:
         """Cells of one group are compared with each other, so they share a host."""
         return f"{self.commit}/{self.backend}/{self.model}"
+
+
+def dumped_cell(cell: Cell) -> dict[str, object]:
+    """The cell as JSON data: what its envelope signs, Redis and the sweep file keep."""
+    return dumped(cell, mode="json")  # type: ignore[no-any-return]
 
 
 def expand(sweep: Sweep) -> list[Cell]:

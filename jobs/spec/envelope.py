@@ -10,7 +10,7 @@ import json
 
 from pydantic import ValidationError, model_validator
 
-from jobs.spec.cells import Cell
+from jobs.spec.cells import Cell, dumped_cell
 from jobs.spec.confine import commit_problem, name_problem
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
@@ -57,7 +57,7 @@ def encode(sweep_id: str, generation: int, spec: str, cell: Cell, rebuild: bool 
     once for the envelope, Redis and the sweep file)."""
     return canonical({"protocol": PROTOCOL, "sweep_id": sweep_id, "generation": generation,
                       "spec_hash": spec,
-                      "cell": cell.model_dump(mode="json") if dumped is None else dumped,
+                      "cell": dumped_cell(cell) if dumped is None else dumped,
                       "rebuild": rebuild})
 
 

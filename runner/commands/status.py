@@ -14,6 +14,7 @@ from rich.console import Console
 
 from jobs.record.states import FINAL, CellState
 from jobs.spec.routing import Route, why_waiting
+from jobs.strict import dumped
 from runner.collector import paused_collector
 from runner.status import counts_text, cut_short, in_full, show
 from workers.shared.leases import live_offers
@@ -93,7 +94,7 @@ def _as_json(sweep_id: str, cells: list[CellRow], statuses: dict[str, str],
     return {"sweep_id": sweep_id, "cells": len(cells),
             "states": dict(Counter(statuses.values())),
             "by_backend_model_state": dict(sorted(by_group.items())),
-            "not_done": {c.id: states[c.id].model_dump(exclude_none=True) for c in cells
+            "not_done": {c.id: dumped(states[c.id], exclude_none=True) for c in cells
                          if c.id in states},
             "waiting": waiting, "refused": refused}
 

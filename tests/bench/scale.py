@@ -27,6 +27,7 @@ from typing import Any
 
 from jobs.record.attempts import AttemptResult
 from jobs.spec.cells import Cell
+from jobs.strict import replaced
 from runner import cli
 from runner.demo.local_fleet import settings_env
 from runner.demo.target_repo import git
@@ -134,7 +135,7 @@ def shifted(result: AttemptResult, by: timedelta) -> AttemptResult:
 
     runs = [r.model_copy(update={"started": move(r.started), "ended": move(r.ended)})
             for r in result.runs]
-    gate = result.gate.model_copy(update={"at": move(result.gate.at)}) if result.gate else None
+    gate = replaced(result.gate, at=move(result.gate.at)) if result.gate else None
     return result.model_copy(update={"started": move(result.started),
                                       "ended": move(result.ended), "runs": runs, "gate": gate})
 

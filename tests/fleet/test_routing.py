@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from jobs.strict import replaced
 from runner.demo.target_repo import DEMO_MODELS, make_models
 from tests.support.fleet import until_live, wait
 from tests.trust.conftest import DEADLINE_S, Fleet, trust_fleet
@@ -76,7 +77,7 @@ def test_a_checkpoint_that_appears_becomes_a_tag_and_its_cells_run(fleet: Fleet)
 
 
 def test_a_message_on_the_wrong_workers_queue_is_passed_on(fleet: Fleet) -> None:
-    cell = fleet.plant("passed", lambda c: c.model_copy(update={"host": "gb10-b"}),
+    cell = fleet.plant("passed", lambda c: replaced(c, host="gb10-b"),
                        backend="cuda", queue=host_queue("gb10-a", "cuda"))
     sweep_id = next(s for s in fleet.store.sweep_ids() if s.startswith("passed-"))
     assert _workers(fleet, sweep_id) == {"gb10-b"}

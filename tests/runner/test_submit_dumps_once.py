@@ -4,7 +4,7 @@ file: what it writes is what dumping each cell for each of them wrote."""
 import json
 from pathlib import Path
 
-from jobs.spec.cells import expand
+from jobs.spec.cells import dumped_cell, expand
 from jobs.spec.envelope import encode
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
@@ -16,7 +16,7 @@ from workers.shared.stores.local import LocalStore
 def test_a_cell_dumped_once_writes_what_it_wrote_before(tmp_path: Path) -> None:
     sweep = load(Sweep, SPEC, "hooks.yaml")[0]
     cells = expand(sweep)
-    dumped = [c.model_dump(mode="json") for c in cells]
+    dumped = [dumped_cell(c) for c in cells]
     for cell, data in zip(cells, dumped, strict=True):
         assert encode("s-1", 0, "spec", cell, dumped=data) == encode("s-1", 0, "spec", cell)
     content = SweepFile(protocol=1, sweep_id="s-1", created="now", source="hooks.yaml",

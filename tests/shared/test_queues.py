@@ -2,6 +2,7 @@
 route."""
 
 from jobs.spec.routing import Route
+from jobs.strict import replaced
 from tests.support.cells import Submitted
 from workers.shared import queues
 from workers.shared.queues import backend_queue, cell_queue, host_queue, need_queue
@@ -10,9 +11,9 @@ from workers.shared.queues import backend_queue, cell_queue, host_queue, need_qu
 def test_a_cell_goes_to_its_pin_its_needs_or_its_backend(submitted: Submitted) -> None:
     cell = submitted.cells[0]
     assert cell_queue(cell) == backend_queue("cpu") == "benchfleet.backend.cpu"
-    pinned = cell.model_copy(update={"host": "gb10-a"})
+    pinned = replaced(cell, host="gb10-a")
     assert cell_queue(pinned) == host_queue("gb10-a", "cpu") == "benchfleet.host.gb10-a.cpu"
-    needy = cell.model_copy(update={"requires": ["gpu=gb10", "model:x"]})
+    needy = replaced(cell, requires=["gpu=gb10", "model:x"])
     assert cell_queue(needy) == "benchfleet.need.cpu@gpu=gb10,model:x"
 
 

@@ -10,6 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from jobs.spec.cells import Cell
+from jobs.strict import replaced
 from tests.support.fleet import wait
 from tests.trust.conftest import Fleet, envelope, files_under, trust_fleet
 from workers.shared.messages import Signed
@@ -35,7 +36,7 @@ def test_unsigned_foreign_and_tampered_messages_never_run(fleet: Fleet) -> None:
     status = fleet.cli("status", sweep_id)
     assert status.returncode == 3
     assert "1 queued cell wait: no live worker serves backend rocm" in status.stdout
-    on_cpu = envelope(sweep_id, cell.model_copy(update={"backend": "cpu"}))
+    on_cpu = envelope(sweep_id, replaced(cell, backend="cpu"))
     foreign = base64.b64encode(Ed25519PrivateKey.generate().sign(on_cpu)).decode()
     tampered = real.envelope.replace('"backend":"rocm"', '"backend":"cpu"')
     assert tampered != real.envelope
@@ -97,11 +98,11 @@ def test_signed_cells_naming_paths_are_refused(fleet: Fleet, field: str, value: 
     worker still refuses, before the cell's ids or model become paths or git arguments."""
     sweep_id, cell, _ = _waiting_cell(fleet, f"paths-{field}")
     value = value.format(root=fleet.root)
-    cell = cell.model_copy(update={"backend": "cpu"})
+    cell = replaced(cell, backend="cpu")
     if field == "sweep_id":
         sweep_id = value
     else:
-        cell = cell.model_copy(update={field: value})
+        cell = replaced(cell, **{field: value})
     data = envelope(sweep_id, cell)
     workspace = files_under(fleet.settings.workspace)
     fleet.forge(sweep_id, backend_queue("cpu"),

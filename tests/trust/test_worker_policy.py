@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs.spec.cells import Cell
+from jobs.strict import replaced
 from runner.demo.target_repo import make_target_repo
 from tests.support.fleet import until_live, wait
 from tests.trust.conftest import Fleet, files_under, trust_fleet
@@ -63,8 +64,8 @@ def test_an_empty_allow_list_builds_nothing(fleet: Fleet) -> None:
 
 def test_git_transports_that_run_commands_are_refused(fleet: Fleet) -> None:
     pwned = fleet.root / "pwned-ext"
-    cell = fleet.plant("ext", lambda c: c.model_copy(
-        update={"repo": f"ext::sh -c touch% {pwned}"}))
+    cell = fleet.plant("ext", lambda c: replaced(
+        c, repo=f"ext::sh -c touch% {pwned}"))
     sweep_id = next(s for s in fleet.store.sweep_ids() if s.startswith("ext-"))
     _, status, reason = _ended(fleet, sweep_id)
     assert status == "failed" and "is not a plain git URL or absolute path" in reason, reason
@@ -81,7 +82,7 @@ def test_a_path_env_value_outside_out_is_refused_at_submit_and_on_the_worker(
     assert "names a path outside the cell's {out}" in refused.stderr
 
     def escape(c: Cell) -> Cell:
-        return c.model_copy(update={"run": c.run.model_copy(update={"env": arm_env})})
+        return replaced(c, run=c.run.model_copy(update={"env": arm_env}))
 
     fleet.plant("dot-escape", escape)
     sweep_id = next(s for s in fleet.store.sweep_ids() if s.startswith("dot-escape-"))

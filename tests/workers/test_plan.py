@@ -11,6 +11,7 @@ from jobs.spec.cells import Cell, expand
 from jobs.spec.recipes import Catalogue
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
+from jobs.strict import replaced
 from tests.support.cells import SHA, SPEC
 from workers.plan import Checkout, resolve
 
@@ -20,7 +21,7 @@ CHECKOUT = Checkout(SHA, Path("/w/trees/t"), {"mlx": "0.31"}, Path("/w/builds/t"
 
 
 def _cell(spec: str, **change: object) -> Cell:
-    return expand(load(Sweep, spec, "plan.yaml")[0])[0].model_copy(update=change)
+    return replaced(expand(load(Sweep, spec, "plan.yaml")[0])[0], **change)
 
 
 def test_a_bench_cell_plans_its_build_warm_ups_and_measured_run(catalogue: Catalogue) -> None:
@@ -36,8 +37,8 @@ def test_a_bench_cell_plans_its_build_warm_ups_and_measured_run(catalogue: Catal
 
 
 def test_a_recipe_that_requires_flags_plans_its_probe(catalogue: Catalogue) -> None:
-    cell = _cell(SPEC).model_copy(update={"run": _cell(SPEC).run.model_copy(
-        update={"recipe": "mlxcel-bench-decode"})})
+    cell = _cell(SPEC, run=_cell(SPEC).run.model_copy(
+        update={"recipe": "mlxcel-bench-decode"}))
     plan = resolve(catalogue, "here", cell, CHECKOUT, Path("/w/stage"), Path("/w/models"))
     assert plan.probe is not None and plan.probe.argv == ["/w/builds/t/out/mlxcel-bench-decode",
                                                           "--help"]
@@ -48,8 +49,8 @@ def test_a_recipe_that_requires_flags_plans_its_probe(catalogue: Catalogue) -> N
 
 def test_a_recipe_without_the_cells_backend_fails_before_anything_runs(
         catalogue: Catalogue) -> None:
-    cell = _cell(SPEC).model_copy(update={"run": _cell(SPEC).run.model_copy(
-        update={"recipe": "mlxcel-nsys-kernels", "params": {}}), "kind": "profile"})
+    cell = _cell(SPEC, run=_cell(SPEC).run.model_copy(
+        update={"recipe": "mlxcel-nsys-kernels", "params": {}}), kind="profile")
     with pytest.raises(UserError, match="no variant for backend 'cpu'"):
         resolve(catalogue, "here", cell, CHECKOUT, Path("/w/stage"), Path("/w/models"))
 

@@ -21,8 +21,9 @@ from redis.commands.core import Script
 
 from jobs.errors import UserError
 from jobs.record.states import FINAL, CellState, CellStatus
-from jobs.spec.cells import Cell
+from jobs.spec.cells import Cell, dumped_cell
 from jobs.spec.sweep import Sweep
+from jobs.strict import dumped_json, parsed
 from workers.shared import redis_keys
 from workers.shared.clock import epoch, now, server_time
 from workers.shared.eviction import refuse_evicting
@@ -156,7 +157,7 @@ class Store:
         pipe.hset(redis_keys.sweep(sweep_id), mapping={
             "sweep": sweep.model_dump_json(), "source": source, "created": now(),
             "spec_hash": spec, "resolved": json.dumps(resolved),
-            "cells": json.dumps(dumped or [c.model_dump(mode="json") for c in cells]),
+            "cells": json.dumps(dumped or [dumped_cell(c) for c in cells]),
             "rows": json.dumps([[c.id, c.backend, c.model, c.host, c.requires] for c in cells])})
         pipe.hset(redis_keys.sweep(sweep_id, "states"), mapping={
             c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
@@ -240,7 +241,7 @@ class Store:
     # ---- cell states --------------------------------------------------------------------
     def states(self, sweep_id: str) -> dict[str, CellState]:
         raw = self.r.hgetall(redis_keys.sweep(sweep_id, "states"))
-        return {k: CellState.model_validate_json(v) for k, v in raw.items()}
+        return {k: parsed(CellState, v) for k, v in raw.items()}
 
     def statuses(self, sweep_id: str) -> dict[str, str]:
         """Each cell's status alone: what counting needs, without parsing whole states."""
@@ -250,12 +251,12 @@ class Store:
 
     def states_of(self, sweep_id: str, cell_ids: list[str]) -> dict[str, CellState]:
         raw = self.r.hmget(redis_keys.sweep(sweep_id, "states"), cell_ids) if cell_ids else []
-        return {c: CellState.model_validate_json(r) for c, r in zip(cell_ids, raw, strict=True)
+        return {c: parsed(CellState, r) for c, r in zip(cell_ids, raw, strict=True)
                 if r}
 
     def state(self, sweep_id: str, cell_id: str) -> CellState | None:
         raw = self.r.hget(redis_keys.sweep(sweep_id, "states"), cell_id)
-        return CellState.model_validate_json(raw) if raw else None
+        return parsed(CellState, raw) if raw else None
 
     def take(self, sweep_id: str, cell_id: str, generation: int, worker: str,
              instance: str, lease_s: float, cancel_mark: str | None = None,
@@ -356,4 +357,4 @@ class Store:
 
 def _dump(state: CellState) -> str:
     # No nulls: the Redis scripts treat a missing field as absent, and cjson's null is truthy.
-    return state.model_dump_json(exclude_none=True)
+    return dumped_json(state, exclude_none=True).decode()

@@ -15,6 +15,7 @@ from jobs.record.model import Record, build_record
 from jobs.spec.cells import Cell, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
+from jobs.strict import replaced
 from jobs.views.markdown import render
 from tests.support.records import ONE_GROUP_SWEEP, result, stamp, with_evidence
 from workers.shared import clock
@@ -99,7 +100,7 @@ def test_the_record_marks_every_measurement_it_should(record: Record) -> None:
 
 def test_a_record_that_hides_a_flag_fails_its_check(record: Record) -> None:
     group = record.groups[0]
-    cleaned = [m.model_copy(update={"flags": []}) if m.order == 1 else m
+    cleaned = [replaced(m, flags=[]) if m.order == 1 else m
                for m in group.measurements]
     hidden = record.model_copy(update={"groups": [group.model_copy(
         update={"measurements": cleaned})]})
@@ -152,7 +153,7 @@ def test_an_index_holds_its_runs_times_as_numbers_not_objects() -> None:
     finally:
         tracemalloc.stop()
     assert held / len(runs) < 250
-    assert index.span(runs[7]) == index.span(runs[7].model_copy())  # one from outside, too
+    assert index.span(runs[7]) == index.span(replaced(runs[7]))  # one from outside, too
     assert index.near(runs[7]) == runs[6:9]
 
 
@@ -197,7 +198,7 @@ def test_a_run_after_another_sweep_took_the_host_mid_group_is_flagged_and_checke
     assert "host shared with another sweep" in render(record)
     # The note removed, its flag kept: check recomputes the flags and says they differ.
     g = record.groups[0]
-    hidden = [m.model_copy(update={"other_sweep": None}) for m in g.measurements]
+    hidden = [replaced(m, other_sweep=None) for m in g.measurements]
     edited = record.model_copy(update={"groups": [g.model_copy(update={"measurements": hidden})]})
     assert {p.split(":")[0] for p in check_record(edited) if ": flags " in p} == later
 

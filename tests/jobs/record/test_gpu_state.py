@@ -15,6 +15,7 @@ from jobs.record.run_flags import RunConditions, run_flags
 from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
+from jobs.strict import replaced
 from jobs.views.markdown import render
 from tests.support.records import ONE_GROUP_SWEEP, result, with_evidence
 from tests.support.samples import SAMPLES
@@ -125,7 +126,7 @@ def test_a_record_flags_the_shared_gpu_run_names_it_and_check_recomputes_it() ->
     assert "GPU 0 (NVIDIA H200): persistence on, application clocks 1980/3201 MHz" in text
     # The busy reading replaced by an idle one, its flags kept: check recomputes them.
     g = record.groups[0]
-    hidden = [m.model_copy(update={"gpu_before": smi("idle")}) if m.cell_id == shared else m
+    hidden = [replaced(m, gpu_before=smi("idle")) if m.cell_id == shared else m
               for m in g.measurements]
     edited = record.model_copy(update={"groups": [g.model_copy(update={"measurements": hidden})]})
     assert any(p.startswith(f"{shared}: flags ") for p in check_record(edited))

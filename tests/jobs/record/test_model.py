@@ -10,6 +10,7 @@ from jobs.record.model import Record, build_record
 from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.statistics.spans import Ratio, Span, ratio_text, span_text
+from jobs.strict import dumped
 from jobs.views.markdown import render
 from jobs.views.plots import decode_png, phases_png, prefill_png
 from tests.support.records import (
@@ -158,7 +159,7 @@ def test_raw_data_comes_in_pieces_as_it_is_written(small: tuple[Sweep, list[Cell
     assert len(pieces) == 10  # one a measurement, and the closing bracket: never one string
     assert json.loads("".join(pieces)) == [
         {"backend": g.backend, "model": g.model, "requested_commit": g.commit,
-         **m.model_dump(mode="json")} for g in record.groups for m in g.measurements]
+         **dumped(m, mode="json")} for g in record.groups for m in g.measurements]
 
 
 def test_nothing_measured_makes_no_plot(small: tuple[Sweep, list[Cell]]) -> None:

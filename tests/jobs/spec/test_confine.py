@@ -10,6 +10,7 @@ from jobs.spec.envelope import BadEnvelope, decode, encode
 from jobs.spec.recipes import Catalogue, Recipe, env_problems, invocation
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep, catalogue_problems
+from jobs.strict import replaced
 from tests.support.samples import SWEEP
 
 SHA = "a" * 40
@@ -65,7 +66,7 @@ def _cell_envelope(**cell: object) -> bytes:
 
     pinned = sweep.model_copy(update={"target": sweep.target.model_copy(
         update={"commits": [SHA]})})
-    first = expand(pinned)[0].model_copy(update=cell)
+    first = replaced(expand(pinned)[0], **cell)
     return encode(cell.pop("sweep_id", "unit-20261201-000000-0000"), 0, "spec", first)  # type: ignore[arg-type]
 
 

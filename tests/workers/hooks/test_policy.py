@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.strict import replaced
 from tests.support.cells import Submitted
 from workers.hooks import Rejected
 from workers.hooks.policy import Policy
@@ -36,7 +37,7 @@ def test_an_empty_allow_list_builds_nothing(submitted: Submitted, tmp_path: Path
 def test_a_tag_the_cell_requires_and_the_worker_lacks(submitted: Submitted,
                                                       tmp_path: Path) -> None:
     attempt = submitted.attempt()
-    needy = attempt.cell.model_copy(update={"requires": ["gpu=gb10"]})
+    needy = replaced(attempt.cell, requires=["gpu=gb10"])
     item = SignedCell(attempt.item.signed, attempt.envelope.model_copy(update={"cell": needy}))
     with pytest.raises(Rejected, match="lacks tag gpu=gb10"):
         _policy(["/srv/git/*"], tmp_path).after_take(Attempt(attempt.group, item, 1))
