@@ -115,9 +115,7 @@ def _assemble(artifacts: ArtifactStore, sweep_id: str, sweep: Sweep, cells: list
         chosen[cell.id] = (state.attempt if state and state.attempt in attempts
                            else max(attempts, default=0))
         others += [(cell.id, a) for a in attempts if a != chosen[cell.id]]
-    # Each attempt kept as the record needs it: the history lists only the cells retried.
-    retried = {cell_id for cell_id, _ in others} | {c for c, a in chosen.items() if a > 1}
-    digests = Digests(sweep, cells, states, retried)
+    digests = Digests(sweep, cells, states)  # each attempt kept as the record needs it
     read = _read(artifacts, sweep_id, cells, chosen, others, digests.take)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     flagged: dict[tuple[str, int], list[str]] = {}  # computed once, for the checker too

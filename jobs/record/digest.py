@@ -22,7 +22,7 @@ from jobs.spec.sweep import Sweep
 @dataclass(frozen=True, slots=True)  # one per attempt read: no dict of its own
 class Digest:
     cell_id: str  # the cell it was read for (its folder), which its result.json also names
-    tried: Tried | None  # None where the history will not list its cell (`Digests`)
+    tried: Tried
     used: bool
     host: HostFacts
     runs: list[HostRun]
@@ -80,10 +80,9 @@ class Shared:
 
 
 def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bool,
-           shared: Shared | None = None, listed: bool = True) -> Digest:
+           shared: Shared | None = None) -> Digest:
     """`used`: the attempt the cell's state names; `done`: that state is done, so its reading
-    is a measurement or a profile. `shared`: what the record's digests share (`Digests`).
-    `listed`: whether the history may list the cell, so needs the attempt's own times."""
+    is a measurement or a profile. `shared`: what the record's digests share (`Digests`)."""
     if shared is None:
         shared = Shared()
     # One string for the id, not one per model that names it.
@@ -96,7 +95,7 @@ def digest(sweep: Sweep, cell: Cell, result: AttemptResult, used: bool, done: bo
                     hostname=result.host.hostname, started=result.started,
                     ended=result.ended,
                     failure=(f"{result.failure.kind}: {result.failure.reason}"
-                             if result.failure else None)) if listed else None,
+                             if result.failure else None)),
         used=used, host=shared.hosts.setdefault(result.host, result.host), runs=runs,
         failure=result.failure.reason if result.failure else None,
         measurement=_unjudged(cell, result, runs, shared) if counted else None,
@@ -170,21 +169,17 @@ def _profile(sweep: Sweep, cell: Cell, result: AttemptResult) -> GroupProfile | 
 
 class Digests:
     """The digests of a sweep's attempts, as they are read, holding no more than the record
-    needs (`Shared`). `retried`, where given, names the cells with an attempt after the first:
-    the history lists no other, so the others' attempts keep no times of their own (some 250
-    bytes a cell)."""
+    needs (`Shared`)."""
 
-    def __init__(self, sweep: Sweep, cells: Sequence[Cell], states: Mapping[str, CellState],
-                 retried: set[str] | None = None) -> None:
+    def __init__(self, sweep: Sweep, cells: Sequence[Cell],
+                 states: Mapping[str, CellState]) -> None:
         self.items: list[Digest] = []
         self._sweep, self._cells, self._states = sweep, {c.id: c for c in cells}, states
         self._shared = Shared()
-        self._retried = retried
 
     def take(self, cell_id: str, result: AttemptResult, used: bool) -> None:
         """An attempt read for `cell_id`; `used`: the one its cell's state names."""
         state = self._states.get(cell_id)
         done = used and state is not None and state.status == "done"
-        listed = self._retried is None or cell_id in self._retried
         self.items.append(digest(self._sweep, self._cells[cell_id], result, used, done,
-                                 self._shared, listed))
+                                 self._shared))

@@ -158,9 +158,8 @@ def record_from(sweep_id: str, sweep: Sweep, cells: list[Cell], states: Mapping[
         meta=_meta(created, digests, measured),
         groups=groups, missing=missing, skipped=skipped, host_runs=runs,
         history=attempt_history(cells, [(d.tried.cell_id, d.tried, False) for d in digests
-                                         if not d.used and d.tried]
-                                + [(cell_id, d.tried, True) for cell_id, d in used.items()
-                                   if d.tried]),
+                                         if not d.used]
+                                + [(cell_id, d.tried, True) for cell_id, d in used.items()]),
         question=sweep.question,
         answer=answer(sweep.question, sweep.baseline.name, groups) if sweep.question else None,
         host_sentence=record_host_sentence(groups))

@@ -111,28 +111,3 @@ def test_equal_texts_of_the_measurements_are_one_object(small: tuple[Sweep, list
         (name, value), = m.env.items()
         assert value is first.env[name] and name is next(iter(first.env))
     assert all(d.tried.cell_id is c.id for d, c in zip(kept.items, cells, strict=True))
-
-
-def test_only_a_retried_cells_attempts_keep_their_times_and_the_history_is_the_same(
-        small: tuple[Sweep, list[Cell]]) -> None:
-    # The history lists only cells with an attempt after the first; a 100,000-cell record
-    # kept every attempt's times and worker (some 250 bytes a cell) for it.
-    sweep, cells = small
-    retried, once = cells[0], cells[1:]
-    states = {c.id: CellState(status="done", attempt=1) for c in once}
-    states[retried.id] = CellState(status="done", attempt=2)
-    attempts = [(c.id, result(c, 20.0 + i), True) for i, c in enumerate(once)]
-    attempts += [(retried.id, result(retried, 19.0).model_copy(update={"attempt": 2}), True),
-                 (retried.id, result(retried, 18.0), False)]
-    records = []
-    for which in (None, {retried.id}):
-        kept = Digests(sweep, cells, states, which)
-        for cell_id, r, used in attempts:
-            kept.take(cell_id, r, used)
-        held = [d.cell_id for d in kept.items if d.tried is not None]
-        assert held == ([c for c, _, _ in attempts] if which is None
-                        else [retried.id, retried.id])
-        records.append(record_from("s1", sweep, cells, states, kept.items, {}, "now"))
-    assert [(e.cell_id, e.attempt) for e in records[1].history] == [(retried.id, 1),
-                                                                     (retried.id, 2)]
-    assert records[1].model_dump_json() == records[0].model_dump_json()
