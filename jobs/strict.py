@@ -2,11 +2,10 @@
 an error."""
 
 import dataclasses
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, dataclass_transform
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.dataclasses import dataclass
-from typing_extensions import dataclass_transform
 
 # Values a recipe parameter may take in YAML.
 Scalar = bool | int | float | str
@@ -62,8 +61,8 @@ def slotted(cls: type[_T]) -> type[_T]:
 
     A model keeps its values in a dict of its own: a measurement's 37 took 832 bytes beside
     the model's 80, a host run's 8 took 272, where slots take 8 bytes a value (328 bytes a
-    measurement in all, 96 a host run). Validated, serialised and compared as a model is;
-    copied with `replaced`.
+    measurement in all, 96 a host run). Validated, serialised and compared as a model is
+    (an unknown key is refused as an "unexpected keyword argument"); copied with `replaced`.
     """
     made = dataclass(frozen=True, slots=True, kw_only=True,
                      config=ConfigDict(extra="forbid"))(cls)
@@ -81,10 +80,11 @@ def dumped(part: object, mode: str = "python", exclude_none: bool = False) -> An
     return serializer.to_python(part, mode=mode, exclude_none=exclude_none)
 
 
-def dumped_json(part: object, exclude_none: bool = False) -> bytes:
-    """A `slotted` part as a model's `model_dump_json()` gives it."""
+def dumped_json(part: object, exclude_none: bool = False, indent: int | None = None) -> bytes:
+    """A `slotted` part (or a model) as a model's `model_dump_json()` gives it."""
     serializer = type(part).__pydantic_serializer__  # type: ignore[attr-defined]
-    return serializer.to_json(part, exclude_none=exclude_none)  # type: ignore[no-any-return]
+    return serializer.to_json(part, exclude_none=exclude_none,  # type: ignore[no-any-return]
+                              indent=indent)
 
 
 def parsed(cls: type[_T], raw: str | bytes) -> _T:

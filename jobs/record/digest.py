@@ -112,10 +112,11 @@ def judged(m: Measurement, mine: HostRun, runs: RunIndex) -> Measurement:
     host with (`mine` is its own).
 
     Its list of flags, empty until now, is filled in place: a copy with them would hold the
-    measurement twice, once here and once in the record, and a measurement's 43 values take
-    2.3 KB (230 MB at 100,000 cells). So the record made from digests owns their
-    measurements: a second record judged from the same digests writes into the first's (the
-    same flags from the same runs; judging from other runs needs digests of its own).
+    measurement twice, once here and once in the record, and a measurement's 37 values take
+    328 bytes in their slots, with more in its strings, lists and gate reading. So the record
+    made from digests owns their measurements: a second record judged from the same digests
+    writes into the first's (the same flags from the same runs; judging from other runs needs
+    digests of its own).
     """
     m.flags[:] = flags(mine, m.gate, runs, conditions(m))
     return m

@@ -3,9 +3,8 @@ measurements, host runs, evidence, history) are serialised one element at a time
 100,000-cell record is not also held as one 300 MB string. The bytes are those of
 `to_json(record, indent=1)`: `benchfleet check` reads either the same."""
 
-from collections.abc import Iterator
-
-from pydantic import BaseModel
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from jobs.record.model import Record
 
@@ -28,7 +27,7 @@ def json_pieces(record: Record) -> Iterator[bytes]:
     yield head
 
 
-def _list(items: list[BaseModel]) -> Iterator[bytes]:
+def _list(items: Sequence[object]) -> Iterator[bytes]:
     """A top-level list's elements, each indented under its key as the whole would be."""
     if not items:
         yield b"[]"
@@ -39,5 +38,8 @@ def _list(items: list[BaseModel]) -> Iterator[bytes]:
     yield b"\n" + b" " * _INDENT + b"]"
 
 
-def _json(model: BaseModel) -> bytes:
-    return type(model).__pydantic_serializer__.to_json(model, indent=_INDENT)
+def _json(part: object) -> bytes:
+    """A model or a `slotted` part (a top-level list holds either): both carry pydantic's
+    serializer on their class."""
+    serializer: Any = getattr(type(part), "__pydantic_serializer__")  # noqa: B009
+    return serializer.to_json(part, indent=_INDENT)  # type: ignore[no-any-return]
