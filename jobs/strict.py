@@ -96,7 +96,3 @@ def field_names(cls: type) -> tuple[str, ...]:
     """A `slotted` class's fields, in order."""
     return tuple(f.name for f in dataclasses.fields(cls))
 
-
-def validated(cls: type[_T], data: Any) -> _T:
-    """A `slotted` part validated from Python data, as a model's `model_validate`."""
-    return cls.__pydantic_validator__.validate_python(data)  # type: ignore[attr-defined,no-any-return]

@@ -4,9 +4,9 @@ measurements, host runs, evidence, history) are serialised one element at a time
 `to_json(record, indent=1)`: `benchfleet check` reads either the same."""
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from jobs.record.model import Record
+from jobs.strict import dumped_json
 
 _INDENT = 1
 # The record's lists that hold an element per cell, attempt or group.
@@ -39,7 +39,4 @@ def _list(items: Sequence[object]) -> Iterator[bytes]:
 
 
 def _json(part: object) -> bytes:
-    """A model or a `slotted` part (a top-level list holds either): both carry pydantic's
-    serializer on their class."""
-    serializer: Any = getattr(type(part), "__pydantic_serializer__")  # noqa: B009
-    return serializer.to_json(part, indent=_INDENT)  # type: ignore[no-any-return]
+    return dumped_json(part, indent=_INDENT)  # a model or a `slotted` part

@@ -6,7 +6,7 @@ import dataclasses
 import sys
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from jobs.record.fidelity import HostRun
 from jobs.record.parts import BuildTime, Evidence
@@ -14,9 +14,11 @@ from jobs.record.states import CellState
 from jobs.spec.cells import Cell, Step, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
-from jobs.strict import Lean, dumped, dumped_json, parsed, replaced, validated
+from jobs.strict import Lean, dumped, dumped_json, parsed, replaced
 from tests.support.records import OLD, record
 from tests.support.samples import SWEEP
+
+_CELL = TypeAdapter(Cell)
 
 
 def _run(cell: str, role: str = "measure") -> HostRun:
@@ -74,11 +76,11 @@ def test_steps_share_only_when_equal_in_value_and_type() -> None:
         base = expand(load(Sweep, SWEEP, "s.yaml")[0])[0]
         return replaced(base, run=step)
 
-    one = validated(Cell, dumped(cell(Step(recipe="r", params={"x": 1}))))
-    true = validated(Cell, dumped(cell(Step(recipe="r", params={"x": True}))))
-    env = validated(Cell, dumped(cell(Step(recipe="r", params={"x": 1}, env={"A": "1"}))))
-    zero = validated(Cell, dumped(cell(Step(recipe="r", params={"x": 0.0}))))
-    minus = validated(Cell, dumped(cell(Step(recipe="r", params={"x": -0.0}))))
+    one = _CELL.validate_python(dumped(cell(Step(recipe="r", params={"x": 1}))))
+    true = _CELL.validate_python(dumped(cell(Step(recipe="r", params={"x": True}))))
+    env = _CELL.validate_python(dumped(cell(Step(recipe="r", params={"x": 1}, env={"A": "1"}))))
+    zero = _CELL.validate_python(dumped(cell(Step(recipe="r", params={"x": 0.0}))))
+    minus = _CELL.validate_python(dumped(cell(Step(recipe="r", params={"x": -0.0}))))
     assert one.run.params["x"] is not True and true.run.params["x"] is True
     assert one.run is not env.run and env.run.env == {"A": "1"}
     assert str(minus.run.params["x"]) == "-0.0" and str(zero.run.params["x"]) == "0.0"
