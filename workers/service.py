@@ -41,6 +41,7 @@ from workers.offer import Offering, offer_step
 from workers.shared import processes, redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
+from workers.shared.frame_room import roomy
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
 from workers.shared.notes import Notes
 from workers.shared.queues import TASK
@@ -72,11 +73,12 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
     # worker's event heartbeat runs in the event loop, which is idle only between cells.
     events = ["--task-events"] if settings.events else []
     try:
-        app.worker_main(["worker", "--pool", "solo", "--concurrency", "1",
-                         "--prefetch-multiplier", "1", "--hostname", hostname,
-                         "--queues", ",".join(queues),
-                         "--without-gossip", "--without-mingle", "--without-heartbeat",
-                         *events, "--loglevel", loglevel])
+        # Celery's loop and every cell under it in one roomy frame (workers/shared/frame_room.py)
+        roomy(app.worker_main, ["worker", "--pool", "solo", "--concurrency", "1",
+                                "--prefetch-multiplier", "1", "--hostname", hostname,
+                                "--queues", ",".join(queues),
+                                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                                *events, "--loglevel", loglevel])
     finally:
         ctx.staging.discard()
         ctx.lease.lease.end()
