@@ -20,6 +20,7 @@ from jobs.errors import UserError
 from jobs.spec.backends import backend_warning
 from workers import deathwatch, descendants, orphans
 from workers.app import create_app
+from workers.frame_room import roomy
 from workers.hooks import Chain, Hook
 from workers.hooks.adaptive import Adaptive
 from workers.hooks.cancel import Cancel
@@ -41,7 +42,6 @@ from workers.offer import Offering, offer_step
 from workers.shared import processes, redis_keys
 from workers.shared.catalogue import load_catalogue
 from workers.shared.eviction import refuse_evicting
-from workers.shared.frame_room import roomy
 from workers.shared.leases import IDLE_RENEW_S, Lease, NameTaken
 from workers.shared.notes import Notes
 from workers.shared.queues import TASK
@@ -73,7 +73,7 @@ def serve(settings: Settings, backend: str, name: str, loglevel: str = "INFO") -
     # worker's event heartbeat runs in the event loop, which is idle only between cells.
     events = ["--task-events"] if settings.events else []
     try:
-        # Celery's loop and every cell under it in one roomy frame (workers/shared/frame_room.py)
+        # Celery's loop and every cell under it in one roomy frame (workers/frame_room.py)
         roomy(app.worker_main, ["worker", "--pool", "solo", "--concurrency", "1",
                                 "--prefetch-multiplier", "1", "--hostname", hostname,
                                 "--queues", ",".join(queues),

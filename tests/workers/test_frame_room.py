@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from workers.shared.frame_room import SPARE_SLOTS, roomy
+from workers.frame_room import SPARE_SLOTS, roomy
 
 CALLS = 1000
 DEPTHS = range(0, 400)  # some 2.5 chunks of 16 KiB of `_calls_at` frames
