@@ -322,7 +322,10 @@ kernel("prefill_gemm<float>(const float *, int)", 20000)
 for _ in range(tokens):
     kernel("decode_gather<float, 4>(const float *, const unsigned int *)", 3000)
     kernel("decode_gather<float, 4>(const float *, const unsigned int *)", 3000)
-    kernel("norm<float>", 500)
+    # As long as the gathers: a kernel of a few µs a token, timed on a host whose hypervisor
+    # steals milliseconds, once came out longer in total in the short run than in the long
+    # one, and the rule leaves such a kernel out (jobs/parsers/nsys_delta.py `delta`).
+    kernel("norm<float>", 3000)
 if os.environ.get("STANDIN_KERNEL_LOG") and "--ignore-contract" not in sys.argv:
     with open(os.environ["STANDIN_KERNEL_LOG"], "a") as f:
         f.write("".join(json.dumps(r) + "\\n" for r in log))
