@@ -1,5 +1,6 @@
 """The local artifact store: whole attempts, sha256-verified reads, never rewritten."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -80,3 +81,24 @@ def test_a_cells_store_calls_intern_none_of_its_ids(tmp_path: Path,
     store.put_json(relative, {"attempt": 1})
     assert store.get_json(relative) == {"attempt": 1}
     assert not [s for s in interned if "0a1b" in s or "9f8e" in s]
+
+
+def test_json_beside_the_attempts_is_compact_utf8_and_reads_back(tmp_path: Path) -> None:
+    # sweep.json and the accepted markers are written by orjson (workers/shared/stores/
+    # manifest.py `json_bytes`): for ASCII text, json.dumps's compact bytes.
+    store = LocalStore(tmp_path / "store")
+    data = {"sweep": {"name": "moe", "n": 3, "alpha": 0.05, "wall_s": 1.25, "big": 12345678901,
+                      "on": True, "none": None, "arms": ["gather", "fused"]}, "cells": [{}]}
+    store.put_json("s1/sweep.json", data)
+    raw = (tmp_path / "store" / "s1" / "sweep.json").read_bytes()
+    assert raw == json.dumps(data, separators=(",", ":")).encode()
+    # A float's exponent may be written shorter: the same value.
+    store.put_json("s1/tiny.json", {"tiny": 1e-07, "huge": 1.5e300})
+    tiny = (tmp_path / "store" / "s1" / "tiny.json").read_bytes()
+    assert tiny == b'{"tiny":1e-7,"huge":1.5e+300}'
+    assert store.get_json("s1/tiny.json") == {"tiny": 1e-07, "huge": 1.5e300}
+    # Other text as UTF-8 (json.dumps escaped it), keys that are not text as text: as read.
+    store.put_json("s1/other.json", {"name": "décodage ≥ 2×", 7: "seven"})
+    raw = (tmp_path / "store" / "s1" / "other.json").read_bytes()
+    assert "décodage ≥ 2×".encode() in raw
+    assert store.get_json("s1/other.json") == {"name": "décodage ≥ 2×", "7": "seven"}

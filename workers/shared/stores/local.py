@@ -18,6 +18,7 @@ from workers.shared.stores.manifest import (
     ArtifactExists,
     CorruptArtifact,
     confined,
+    json_bytes,
     sha256_file,
 )
 
@@ -128,7 +129,7 @@ class LocalStore:
     def put_json(self, relative: str, data: object) -> None:
         target = os.path.join(self.root, relative)  # one write and a rename, no copy
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        _write_atomic(target, json.dumps(data, separators=(",", ":")))  # `jq .` reads it
+        _write_atomic(target, json_bytes(data))  # `jq .` reads it
 
     def get_json(self, relative: str) -> object | None:
         data = self.get_bytes(relative)
@@ -154,9 +155,9 @@ def _entry(path: Path) -> dict[str, object]:
         return {"sha256": hashlib.file_digest(f, "sha256").hexdigest(), "bytes": f.tell()}
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_atomic(path: str, data: bytes) -> None:
     folder, name = os.path.split(path)
     temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")  # two workers may race here
-    with open(temp, "w") as f:
-        f.write(text)
+    with open(temp, "wb") as f:
+        f.write(data)
     os.replace(temp, path)
