@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -185,12 +186,36 @@ def _process(argv: list[str], stdout: Any, env: dict[str, str] | None = None,
     counts the RSS of the process a child was forked from until its exec."""
     with tempfile.NamedTemporaryFile("w+") as err, tempfile.NamedTemporaryFile("r") as rss:
         wrapper = [TIME, "-f", "%M", "-o", rss.name] if peaks is not None else []
-        done = subprocess.run([*wrapper, *argv], stdout=stdout, stderr=err, env=env, cwd=REPO,
-                              timeout=timeout_s)
-        if peaks is not None and done.returncode in (0, 1):
+        code = waited([*wrapper, *argv], stdout, err, env, timeout_s)
+        if peaks is not None and code in (0, 1):
             peaks.append(int(rss.read().split()[-1]))
         err.seek(0)
-        return done.returncode, err.read()
+        return code, err.read()
+
+
+def waited(argv: list[str], stdout: Any, stderr: Any, env: dict[str, str] | None,
+           timeout_s: float) -> int:
+    """Run `argv` and wait for its end in a blocking wait, its exit code; past `timeout_s` it
+    is killed and TimeoutExpired raised. Not `subprocess.run(timeout=...)`: a timed wait
+    polls, its sleeps growing to 50 ms, so a process's end was seen up to 50 ms late (a
+    `sleep 0.123` timed 164 to 168 ms, against 133 untimed): every process figure of this
+    block carried that, its baseline's too."""
+    fired = threading.Event()
+
+    def kill(proc: "subprocess.Popen[bytes]") -> None:
+        fired.set()
+        proc.kill()
+
+    with subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env, cwd=REPO) as proc:
+        timer = threading.Timer(timeout_s, kill, args=(proc,))
+        timer.start()
+        try:
+            code = proc.wait()
+        finally:
+            timer.cancel()
+    if fired.is_set():
+        raise subprocess.TimeoutExpired(argv, timeout_s)
+    return code
 
 
 def in_process(args: list[str], out: Path) -> str:

@@ -172,3 +172,24 @@ def test_the_inode_floor_is_read_in_a_folder_and_said_per_cell(tmp_path: Path) -
                            "attempt_inodes": 9, "benchfleet": {"median": 100.0}})
     assert "a file in it 0.500 ms" in said and "about 4.5 ms of benchfleet's 10.0 ms a cell" in said
     assert report._inodes({"benchfleet": {"median": 100.0}}) == ""  # a block kept from before
+
+
+def test_a_timed_process_is_waited_for_without_polling(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # subprocess's timed wait polls (sleeps up to 50 ms), and so read a process's end late:
+    # the scale block waits with no timeout, its limit a timer that kills.
+    timeouts: list[float | None] = []
+    wait = subprocess.Popen.wait
+
+    def watched(self: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        timeouts.append(timeout)
+        return wait(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", watched)
+    with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
+        assert scale.waited([sys.executable, "-c", "raise SystemExit(3)"], out, err, None,
+                            60.0) == 3
+        assert timeouts and all(t is None for t in timeouts)
+        with pytest.raises(subprocess.TimeoutExpired):
+            scale.waited([sys.executable, "-c", "import time; time.sleep(30)"], out, err, None,
+                         0.5)
