@@ -2,13 +2,23 @@
 an error."""
 
 import dataclasses
-from typing import Any, Self, TypeVar, dataclass_transform
+import math
+from typing import Annotated, Any, Self, TypeVar, dataclass_transform
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.dataclasses import dataclass
 
-# Values a recipe parameter may take in YAML.
-Scalar = bool | int | float | str
+
+def _finite(value: bool | int | float | str) -> bool | int | float | str:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a parameter must be a finite number, not {value} (YAML's .nan or "
+                         ".inf); give a number or a string")
+    return value
+
+
+# Values a recipe parameter may take in YAML, numbers finite: no command takes .nan or .inf,
+# and the sweep's JSON (written by orjson, workers/shared/stores/manifest.py) cannot say them.
+Scalar = Annotated[bool | int | float | str, AfterValidator(_finite)]
 
 
 class Strict(BaseModel):

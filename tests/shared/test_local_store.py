@@ -102,3 +102,9 @@ def test_json_beside_the_attempts_is_compact_utf8_and_reads_back(tmp_path: Path)
     raw = (tmp_path / "store" / "s1" / "other.json").read_bytes()
     assert "décodage ≥ 2×".encode() in raw
     assert store.get_json("s1/other.json") == {"name": "décodage ≥ 2×", "7": "seven"}
+
+
+def test_json_orjson_cannot_write_is_written_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "store")
+    store.put_json("s1/wide.json", {"wide": 2**70})  # wider than orjson's 64 bits
+    assert (tmp_path / "store" / "s1" / "wide.json").read_bytes() == b'{"wide":%d}' % 2**70

@@ -78,3 +78,14 @@ def test_numbers_are_strict() -> None:
         "s.yaml:20: n: Input should be a valid integer"]
     assert problems(SWEEP.replace("n: 3", "n: 3.0")) == [
         "s.yaml:20: n: Input should be a valid integer"]
+
+
+def test_a_parameter_that_is_not_a_finite_number_is_refused_in_one_sentence() -> None:
+    # The sweep's JSON is written by orjson, which has no NaN or infinity: refused here, with
+    # its line, rather than stored as null and found unreadable later.
+    for value in (".nan", "-.inf"):
+        found = problems(SWEEP.replace("prompt_tokens: 1024", f"prompt_tokens: {value}"))
+        assert len(found) == 1 and "params.prompt_tokens: a parameter must be a finite " \
+            "number" in found[0] and found[0].startswith("s.yaml:"), found
+    sweep, _ = load(Sweep, SWEEP.replace("prompt_tokens: 1024", "prompt_tokens: 0.5"), "s.yaml")
+    assert 0.5 in [v for arm in sweep.arms for v in arm.params.values()]

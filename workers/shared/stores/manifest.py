@@ -2,6 +2,7 @@
 beside the attempts, and the errors stores raise."""
 
 import hashlib
+import json
 from pathlib import Path
 
 import orjson
@@ -50,12 +51,17 @@ def sha256_file(path: Path) -> str:
 
 
 def json_bytes(data: object) -> bytes:
-    """A JSON file beside the attempts (sweep.json, accepted.json and the like), compact, in
-    UTF-8, some seven times faster than `json.dumps` (a 10,000-cell sweep.json, 15 MB: 9
-    against 63 ms, the largest part of submit's own work after signing). The same values as
-    `json.dumps(data, separators=(",", ":"))`, and its bytes for ASCII text, integers and
-    most floats; a float's exponent may be written shorter (1e-7 for 1e-07), and other text
-    as UTF-8 rather than escaped. Keys that are not text are written as text, as
-    `json.dumps` writes them. Nothing compares these files' bytes across versions: their
-    readers parse them."""
-    return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    """JSON the coordinator and workers keep (sweep.json, accepted.json and the like beside
+    the attempts, a sweep's cells in Redis), compact, in UTF-8, some seven times faster than
+    `json.dumps` (a 10,000-cell sweep.json, 15 MB: 9 against 63 ms, the largest part of
+    submit's own work after signing). The same values as `json.dumps(data, separators=(",",
+    ":"))`, and its bytes for ASCII text, integers and most floats; a float's exponent may be
+    written shorter (1e-7 for 1e-07), and other text as UTF-8 rather than escaped. Keys that
+    are not text are written as text, as `json.dumps` writes them. What orjson refuses (an
+    integer wider than 64 bits) is written by `json.dumps`; NaN and infinity, which orjson
+    would write as null, never reach here: a sweep refuses them (jobs/strict.py `Scalar`).
+    Nothing compares these bytes across versions: their readers parse them."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(data, separators=(",", ":")).encode()
