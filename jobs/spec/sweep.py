@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from jobs.profiles.phases import PhaseRules, phase_rules
 from jobs.spec.recipes import Catalogue, env_problems, param_problems
 from jobs.spec.routing import tag_problem
-from jobs.strict import Scalar, Strict
+from jobs.strict import Param, Scalar, Strict
 from jobs.studies.moe_decode_gap.question import Question
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -36,7 +36,7 @@ class Target(Strict):
 class Arm(Strict):
     name: Name
     recipe: str
-    params: dict[str, Scalar] = Field(default_factory=dict)
+    params: dict[str, Param] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     baseline: bool = False
     models: list[str] | None = Field(default=None, description="run only on these models")
@@ -51,7 +51,7 @@ def _tag(value: str) -> str:
 
 class Backend(Strict):
     build: str
-    params: dict[str, Scalar] = Field(default_factory=dict)
+    params: dict[str, Param] = Field(default_factory=dict)
     host: Name | None = Field(default=None, description="run only on this host (its "
                               "BENCHFLEET_HOST, or a worker name)")
     requires: list[Annotated[str, AfterValidator(_tag)]] = Field(
@@ -63,7 +63,7 @@ class Profile(Strict):
     """The profile cell of each model on a backend: one run of a profile recipe."""
 
     recipe: str
-    params: dict[str, Scalar] = Field(default_factory=dict)
+    params: dict[str, Param] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
 
 
