@@ -10,6 +10,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
 from workers.shared.stores import ArtifactStore, get_json, put_json
+from workers.shared.stores.manifest import json_bytes
 
 SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
 SWEEP_FILE_PROTOCOL = 1
@@ -36,7 +37,7 @@ def write_sweep_file(store: ArtifactStore, content: SweepFile,
     `dumped`: its cells already as JSON data (then `content.cells` is not read)."""
     data = content.model_dump(mode="json", exclude={"cells"} if dumped is not None else None)
     put_json(store, f"{content.sweep_id}/{SWEEP_FILE}",
-             data if dumped is None else {**data, "cells": dumped})
+             json_bytes(data if dumped is None else {**data, "cells": dumped}))
 
 
 def read_sweep_file(store: ArtifactStore, sweep_id: str, envelopes: bool = True) -> SweepFile:

@@ -8,6 +8,7 @@ import pytest
 
 from workers.shared.stores import ArtifactExists, CorruptArtifact
 from workers.shared.stores.local import LocalStore
+from workers.shared.stores.manifest import json_bytes
 
 
 def test_publish_read_verify(tmp_path: Path) -> None:
@@ -83,28 +84,23 @@ def test_a_cells_store_calls_intern_none_of_its_ids(tmp_path: Path,
     assert not [s for s in interned if "0a1b" in s or "9f8e" in s]
 
 
-def test_json_beside_the_attempts_is_compact_utf8_and_reads_back(tmp_path: Path) -> None:
-    # sweep.json and the accepted markers are written by orjson (workers/shared/stores/
+def test_a_sweeps_json_is_json_dumps_compact_values_written_by_orjson(tmp_path: Path) -> None:
+    # sweep.json, and the sweep's cells in Redis, are written by orjson (workers/shared/stores/
     # manifest.py `json_bytes`): for ASCII text, json.dumps's compact bytes.
-    store = LocalStore(tmp_path / "store")
     data = {"sweep": {"name": "moe", "n": 3, "alpha": 0.05, "wall_s": 1.25, "big": 12345678901,
                       "on": True, "none": None, "arms": ["gather", "fused"]}, "cells": [{}]}
-    store.put_json("s1/sweep.json", data)
-    raw = (tmp_path / "store" / "s1" / "sweep.json").read_bytes()
-    assert raw == json.dumps(data, separators=(",", ":")).encode()
-    # A float's exponent may be written shorter: the same value.
-    store.put_json("s1/tiny.json", {"tiny": 1e-07, "huge": 1.5e300})
-    tiny = (tmp_path / "store" / "s1" / "tiny.json").read_bytes()
-    assert tiny == b'{"tiny":1e-7,"huge":1.5e+300}'
-    assert store.get_json("s1/tiny.json") == {"tiny": 1e-07, "huge": 1.5e300}
-    # Other text as UTF-8 (json.dumps escaped it), keys that are not text as text: as read.
-    store.put_json("s1/other.json", {"name": "décodage ≥ 2×", 7: "seven"})
-    raw = (tmp_path / "store" / "s1" / "other.json").read_bytes()
-    assert "décodage ≥ 2×".encode() in raw
-    assert store.get_json("s1/other.json") == {"name": "décodage ≥ 2×", "7": "seven"}
-
-
-def test_json_orjson_cannot_write_is_written_as_json_dumps_writes_it(tmp_path: Path) -> None:
+    assert json_bytes(data) == json.dumps(data, separators=(",", ":")).encode()
+    # A float's exponent may be written shorter; other text as UTF-8 (json.dumps escaped it);
+    # keys that are not text as text; an integer wider than orjson's 64 bits by json.dumps.
+    raw = json_bytes({"tiny": 1e-07, "name": "décodage ≥ 2×", 7: "seven"})
+    assert b'"tiny":1e-7' in raw and "décodage ≥ 2×".encode() in raw
+    assert json.loads(raw) == {"tiny": 1e-07, "name": "décodage ≥ 2×", "7": "seven"}
+    assert json_bytes({"wide": 2**70}) == b'{"wide":%d}' % 2**70
+    # The store writes such bytes as they are, and any other data as json.dumps writes it:
+    # NaN kept as json.dumps keeps it, where orjson would write null.
     store = LocalStore(tmp_path / "store")
-    store.put_json("s1/wide.json", {"wide": 2**70})  # wider than orjson's 64 bits
-    assert (tmp_path / "store" / "s1" / "wide.json").read_bytes() == b'{"wide":%d}' % 2**70
+    store.put_json("s1/sweep.json", json_bytes(data))
+    assert (tmp_path / "store" / "s1" / "sweep.json").read_bytes() == json_bytes(data)
+    store.put_json("s1/verdicts.json", {"p": float("nan")})
+    assert (tmp_path / "store" / "s1" / "verdicts.json").read_bytes() == b'{"p":NaN}'
+    assert store.get_json("s1/sweep.json") == data

@@ -29,7 +29,8 @@ class ArtifactStore(Protocol):
     def put_file(self, local: Path, relative: str) -> str: ...
     def get_file(self, relative: str, local: Path) -> str: ...
     def put_json(self, relative: str, data: object) -> None:
-        """A JSON file beside the attempts (sweep.json, accepted markers), replaced whole."""
+        """A JSON file beside the attempts (sweep.json, accepted markers), replaced whole:
+        `data` as `json.dumps` writes it, or bytes already JSON, written as they are."""
     def get_json(self, relative: str) -> object | None:
         """A JSON file beside the attempts, or None when the store has none."""
     def get_bytes(self, relative: str) -> bytes | None:

@@ -18,7 +18,7 @@ from workers.shared.stores.manifest import (
     ArtifactExists,
     CorruptArtifact,
     confined,
-    json_bytes,
+    encoded,
     sha256_file,
 )
 
@@ -129,7 +129,7 @@ class LocalStore:
     def put_json(self, relative: str, data: object) -> None:
         target = os.path.join(self.root, relative)  # one write and a rename, no copy
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        _write_atomic(target, json_bytes(data))  # `jq .` reads it
+        _write_atomic(target, encoded(data))
 
     def get_json(self, relative: str) -> object | None:
         data = self.get_bytes(relative)

@@ -35,7 +35,7 @@ from workers.shared.stores.manifest import (
     ArtifactExists,
     CorruptArtifact,
     confined,
-    json_bytes,
+    encoded,
     sha256_file,
 )
 
@@ -173,7 +173,7 @@ class SftpStore:
     def put_json(self, relative: str, data: object) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             local = Path(tmp) / "data.json"
-            local.write_bytes(json_bytes(data))
+            local.write_bytes(encoded(data))
             self.put_file(local, relative)
 
     def get_json(self, relative: str) -> object | None:
