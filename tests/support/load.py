@@ -4,8 +4,10 @@ first whatever else the host runs (other tests' load)."""
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+
+from workers.shared.processes import die_with_parent
 
 # Shell loops, each a runnable task: load1 counts them however little CPU they get. At nice
 # 19 and pinned to one CPU they barely slow anything else, yet each 5 s load1 update adds
@@ -38,9 +40,15 @@ def hogs(pids: list[int], count: int = 8) -> Iterator[None]:
 
 
 @contextmanager
-def _loops(count: int, prefix: list[str], setup: object) -> Iterator[None]:
-    procs = [subprocess.Popen([*prefix, "sh", "-c", "while :; do :; done"],
-                              preexec_fn=setup)  # type: ignore[arg-type]
+def _loops(count: int, prefix: list[str], setup: Callable[[], object]) -> Iterator[None]:
+    def child() -> None:
+        # Killed with the test's process: a test run stopped from outside (its `finally` never
+        # runs) once left 128 loops spinning under the next run, which then failed 3 timing
+        # tests.
+        die_with_parent()
+        setup()
+
+    procs = [subprocess.Popen([*prefix, "sh", "-c", "while :; do :; done"], preexec_fn=child)
              for _ in range(count)]
     try:
         yield

@@ -17,7 +17,7 @@ import pytest
 
 from jobs.record.attempts import AttemptResult, CellState
 from tests.support.cells import Submitted, python_command
-from tests.support.load import BURNERS, MARGIN
+from tests.support.load import BURNERS, MARGIN, burners
 from tests.support.waits import eventually
 from tests.workers.hooks.test_host_lease import HOLDER
 from workers.execute import Command
@@ -121,17 +121,9 @@ def test_a_waiting_gate_leaves_the_host_lease_to_its_neighbours(
 def _load_over(threshold: float) -> Iterator[None]:
     """Shell loops at nice 19 on one CPU until load1 passes `threshold` (each counts as a
     runnable task, however little CPU it gets), then for as long as the block runs."""
-    cpu = {max(os.sched_getaffinity(0))}
-    procs = [subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"],
-                              preexec_fn=lambda: os.sched_setaffinity(0, cpu))
-             for _ in range(BURNERS)]
-    try:
+    with burners(BURNERS):
         eventually(lambda: os.getloadavg()[0] > threshold, 30.0, f"load1 over {threshold}")
         yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def test_a_host_busy_again_under_the_lease_lets_it_go_and_waits_again(
