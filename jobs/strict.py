@@ -19,7 +19,7 @@ def _finite(value: bool | int | float | str) -> bool | int | float | str:
 # Values a recipe parameter may take in YAML.
 Scalar = bool | int | float | str
 # A parameter as a sweep gives it, its numbers finite: no command takes .nan or .inf, and the
-# sweep's JSON (written by orjson, workers/shared/stores/manifest.py) cannot say them. Checked
+# sweep's JSON (written by orjson, workers/shared/sweep_json.py) cannot say them. Checked
 # where a sweep is read, not in every cell parsed back (a Python call a value: some 2 % of a
 # 100,000-cell record).
 Param = Annotated[Scalar, AfterValidator(_finite)]

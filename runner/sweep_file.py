@@ -10,7 +10,7 @@ from jobs.spec.cells import Cell
 from jobs.spec.sweep import Sweep
 from jobs.strict import Strict
 from workers.shared.stores import ArtifactStore, get_json, put_json
-from workers.shared.stores.manifest import json_bytes
+from workers.shared.sweep_json import json_bytes
 
 SWEEP_FILE = "sweep.json"  # beside a sweep's artifacts: its spec and cells, as submitted
 SWEEP_FILE_PROTOCOL = 1

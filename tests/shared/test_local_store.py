@@ -8,7 +8,7 @@ import pytest
 
 from workers.shared.stores import ArtifactExists, CorruptArtifact
 from workers.shared.stores.local import LocalStore
-from workers.shared.stores.manifest import json_bytes
+from workers.shared.sweep_json import json_bytes
 
 
 def test_publish_read_verify(tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ def test_a_cells_store_calls_intern_none_of_its_ids(tmp_path: Path,
 
 
 def test_a_sweeps_json_is_json_dumps_compact_values_written_by_orjson(tmp_path: Path) -> None:
-    # sweep.json, and the sweep's cells in Redis, are written by orjson (workers/shared/stores/
-    # manifest.py `json_bytes`): for ASCII text, json.dumps's compact bytes.
+    # sweep.json, and the sweep's cells in Redis, are written by orjson (workers/shared/
+    # sweep_json.py `json_bytes`): for ASCII text, json.dumps's compact bytes.
     data = {"sweep": {"name": "moe", "n": 3, "alpha": 0.05, "wall_s": 1.25, "big": 12345678901,
                       "on": True, "none": None, "arms": ["gather", "fused"]}, "cells": [{}]}
     assert json_bytes(data) == json.dumps(data, separators=(",", ":")).encode()

@@ -31,7 +31,7 @@ from workers.shared.messages import GroupMessage, Signed, pending_entry, wire
 from workers.shared.queues import is_need
 from workers.shared.redis_client import connect, redis_retrying, replicated
 from workers.shared.redis_keys import NEEDS, PENDING, REFUSED, SPECS, SWEEPS, cell_script_keys
-from workers.shared.stores.manifest import json_bytes
+from workers.shared.sweep_json import json_bytes
 
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
 _CELLS = TypeAdapter(list[Cell])
