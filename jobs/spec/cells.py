@@ -13,7 +13,7 @@ from pydantic import field_validator
 
 from jobs.spec.routing import Route, requirements
 from jobs.spec.sweep import Sweep
-from jobs.strict import Lean, Scalar, dumped, slotted
+from jobs.strict import Lean, Scalar, assembled, dumped, slotted
 
 PROFILE_ARM = "profile"
 
@@ -99,50 +99,68 @@ def expand(sweep: Sweep) -> list[Cell]:
     aa = sweep.aa_arm.name if sweep.aa_arm else None
     # Each step once, with its JSON data for the cells' ids: a 10,000-cell sweep has a few.
     runs = {arm.name: _step(arm.recipe, arm.params, arm.env) for arm in sweep.measured_arms}
+    builds = {b: _step(spec.build, spec.params, {}) for b, spec in sweep.backends.items()}
     for commit in sweep.target.commits:
-        for backend, spec in sweep.backends.items():
-            build = _step(spec.build, spec.params, {})
+        for backend in sweep.backends:
+            build = builds[backend]
             for model in sweep.models:
+                halves: dict[tuple[str, str], tuple[str, str]] = {}  # this group's, by arm
                 arms = [a for a in sweep.measured_arms if a.models is None or model in a.models]
                 for r in range(repeats):
                     k = r % len(arms)
                     for arm in arms[k:] + arms[:k]:
                         cells.append(_cell(sweep, "bench", commit, backend, model, arm.name,
                                            arm.baseline, r + 1, sweep.warmup, build,
-                                           runs[arm.name], len(cells), adaptive=r >= sweep.n,
-                                           aa=arm.name == aa))
+                                           runs[arm.name], len(cells), halves,
+                                           adaptive=r >= sweep.n, aa=arm.name == aa))
                 profile = sweep.profiles.get(backend)
                 if profile:
                     cells.append(_cell(sweep, "profile", commit, backend, model, PROFILE_ARM,
                                        False, 1, 0, build, _step(profile.recipe, profile.params,
-                                                                 profile.env), len(cells)))
+                                                                 profile.env), len(cells),
+                                       halves))
     return cells
 
 
 def _step(recipe: str, params: dict[str, Scalar], env: dict[str, str]
           ) -> tuple[Step, dict[str, object]]:
-    step = Step(recipe=recipe, params=params, env=env)
+    step = _one_of_each(Step(recipe=recipe, params=params, env=env))
     return step, step.model_dump()
 
 
 def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend: str,
           model: str, arm: str, baseline: bool, repeat: int, warmup: int,
           build: tuple[Step, dict[str, object]], run: tuple[Step, dict[str, object]],
-          order: int, adaptive: bool = False, aa: bool = False) -> Cell:
+          order: int, halves: dict[tuple[str, str], tuple[str, str]], adaptive: bool = False,
+          aa: bool = False) -> Cell:
     spec = sweep.backends[backend]
     host, requires = spec.host, requirements(spec.requires, model)
-    where = {"host": host, "requires": requires}
-    identity = {"repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
-                "model": model, "arm": arm, "repeat": repeat, "warmup": warmup,
-                "build": build[1], "run": run[1],
-                # where a cell runs is part of what it measures; unset, ids stay as they were
-                **{k: v for k, v in where.items() if v}}
-    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
+    if (kind, arm) not in halves:  # the same for every repeat of the arm in its group
+        where = {"host": host, "requires": requires}
+        halves[kind, arm] = _halves({
+            "repo": sweep.target.repo, "commit": commit, "backend": backend, "kind": kind,
+            "model": model, "arm": arm, "warmup": warmup, "build": build[1], "run": run[1],
+            # where a cell runs is part of what it measures; unset, ids stay as they were
+            **{k: v for k, v in where.items() if v}})
+    before, after = halves[kind, arm]
+    identity = f'{before}, "repeat": {repeat}, {after}'  # json.dumps(..., sort_keys=True)'s
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:10]
     slug = _slug(f"{commit[:12]}-{backend}-{model}-{arm}-r{repeat}")
-    return Cell(id=f"{slug}-{digest}", slug=slug, kind=kind, repo=sweep.target.repo,
-                commit=commit, backend=backend, model=model, arm=arm, baseline=baseline,
-                repeat=repeat, warmup=warmup, build=build[0], run=run[0], order=order,
-                adaptive=adaptive, aa=aa, host=host, requires=requires)
+    # Made of the sweep's validated values and shared steps: not validated again.
+    return assembled(Cell, id=f"{slug}-{digest}", slug=slug, kind=kind,
+                     repo=sweep.target.repo, commit=commit, backend=backend, model=model,
+                     arm=arm, baseline=baseline, repeat=repeat, warmup=warmup, build=build[0],
+                     run=run[0], order=order, adaptive=adaptive, aa=aa, host=host,
+                     requires=requires)
+
+
+def _halves(identity: dict[str, object]) -> tuple[str, str]:
+    """A cell's identity, all but its repeat, as `json.dumps(..., sort_keys=True)` writes it
+    with the repeat among its keys: the text before the repeat, and after. Its id hashes that
+    JSON; written once per arm of a group, not once per cell (a third of expanding a sweep)."""
+    before = json.dumps({k: v for k, v in identity.items() if k < "repeat"}, sort_keys=True)
+    after = json.dumps({k: v for k, v in identity.items() if k > "repeat"}, sort_keys=True)
+    return before[:-1], after[1:]  # both hold keys: "arm" before, "run" after
 
 
 def _slug(text: str) -> str:

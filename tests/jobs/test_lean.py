@@ -14,7 +14,7 @@ from jobs.record.states import CellState
 from jobs.spec.cells import Cell, Step, expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
-from jobs.strict import Lean, dumped, dumped_json, parsed, replaced
+from jobs.strict import Lean, assembled, dumped, dumped_json, parsed, replaced
 from tests.support.records import OLD, record
 from tests.support.samples import SWEEP
 
@@ -69,6 +69,36 @@ def test_cells_read_back_hold_one_object_per_distinct_step() -> None:
     steps = [s for c in read for s in (c.build, c.run)]
     distinct = {s.model_dump_json() for s in steps}
     assert len({id(s) for s in steps}) == len(distinct) < len(steps) // 4
+
+
+def test_expanded_cells_equal_the_same_cells_validated_and_share_their_steps() -> None:
+    # expand assembles each cell from the sweep's validated values without validating it
+    # again: nothing may differ from a cell validated from the same values.
+    # Every kind of value a cell takes: a host, tags, adaptive and A/A cells, a profile.
+    text = SWEEP.replace("cuda: {build: tinymoe-build}", 'cuda: {build: tinymoe-build, host: '
+                         'gb10, requires: [gpu=gb10, "model:{model}"]}') + (
+        "adaptive: {max_n: 5}\naa: true\n"
+        "profiles: {cuda: {recipe: nsys-kernels, params: {long_tokens: 40}}}\n")
+    cells = expand(load(Sweep, text, "s.yaml")[0])
+    kinds = {(c.kind, c.adaptive, c.aa, c.host, tuple(c.requires)) for c in cells}
+    assert {k[0] for k in kinds} == {"bench", "profile"} and len(kinds) >= 6
+    for cell in cells:
+        twin = _CELL.validate_python(dataclasses.asdict(cell))
+        assert twin == cell and dumped_json(twin) == dumped_json(cell)
+        assert [type(getattr(cell, f.name)) for f in dataclasses.fields(cell)] == \
+            [type(getattr(twin, f.name)) for f in dataclasses.fields(twin)]
+    steps = [s for c in cells for s in (c.build, c.run)]
+    assert len({id(s) for s in steps}) == len({s.model_dump_json() for s in steps})
+
+
+def test_an_assembled_part_needs_every_field() -> None:
+    a = _run("c1")
+    values = {f.name: getattr(a, f.name) for f in dataclasses.fields(a)}
+    assert assembled(HostRun, **values) == a
+    with pytest.raises(TypeError, match="role"):
+        assembled(HostRun, **{k: v for k, v in values.items() if k != "role"})
+    with pytest.raises(TypeError, match="colour"):
+        assembled(HostRun, **values, colour="blue")
 
 
 def test_steps_share_only_when_equal_in_value_and_type() -> None:

@@ -1,5 +1,8 @@
 """Cells: deterministic ids, rotating round-robin order, arms limited to their models."""
 
+import hashlib
+import json
+
 from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
@@ -23,6 +26,23 @@ def test_ids_are_readable_and_change_with_what_is_measured() -> None:
     assert cell.id.startswith("main-cuda-tinymoe-a3-gather-r1-")
     changed = expand(sweep(SWEEP.replace('MLXCEL_FUSED_MOE: "0"', 'MLXCEL_FUSED_MOE: "off"')))
     assert changed[0].slug == cell.slug and changed[0].id != cell.id
+
+
+def test_an_id_hashes_the_cell_s_identity_as_json_dumps_writes_it() -> None:
+    # Ids are kept in Redis, sweep files and records: the JSON they hash must not change.
+    text = SWEEP.replace("cuda: {build: tinymoe-build}", 'cuda: {build: tinymoe-build, host: '
+                         'gb10, requires: [gpu=gb10, "model:{model}"]}') + (
+        "profiles: {cuda: {recipe: nsys-kernels, params: {repeat: -1, repo: \"x\"}}}\n")
+    cells = expand(sweep(text))
+    assert {c.kind for c in cells} == {"bench", "profile"}
+    for c in cells:
+        identity = {"repo": c.repo, "commit": c.commit, "backend": c.backend, "kind": c.kind,
+                    "model": c.model, "arm": c.arm, "repeat": c.repeat, "warmup": c.warmup,
+                    "build": c.build.model_dump(), "run": c.run.model_dump(),
+                    **({"host": c.host} if c.host else {}),
+                    **({"requires": c.requires} if c.requires else {})}
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+        assert c.id == f"{c.slug}-{digest[:10]}"
 
 
 def test_arms_rotate_across_repeats_within_a_group() -> None:
