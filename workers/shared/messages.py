@@ -14,6 +14,7 @@ import socket
 import uuid
 from dataclasses import dataclass, replace
 
+import orjson
 import redis
 
 from workers.shared.clock import server_time
@@ -79,12 +80,17 @@ def pending_entry(message: "GroupMessage", at: float) -> str:
 
 
 def wire(message: GroupMessage) -> str:
-    """The JSON kombu's Redis transport stores for a Celery protocol-2 task message."""
+    """The JSON kombu's Redis transport stores for a Celery protocol-2 task message.
+
+    Written by orjson: a group's envelopes are JSON inside JSON, and json.dumps took 66 ms a
+    thousand messages against orjson's 15 (a 10,000-cell submit writes a thousand). Only the
+    separators' spaces differ, and text that is not ASCII is written as UTF-8: kombu reads
+    either."""
     args = [message.sweep_id, [[i.envelope, i.signature] for i in message.items]]
-    body = json.dumps([args, {}, {"callbacks": None, "errbacks": None, "chain": None,
-                                  "chord": None}])
-    return json.dumps({
-        "body": base64.b64encode(body.encode()).decode(),
+    body = orjson.dumps([args, {}, {"callbacks": None, "errbacks": None, "chain": None,
+                                    "chord": None}])
+    return orjson.dumps({
+        "body": base64.b64encode(body).decode(),
         "content-encoding": "utf-8", "content-type": "application/json",
         "headers": {"lang": "py", "task": TASK, "id": message.task_id, "shadow": None,
                     "eta": None, "expires": None, "group": None, "group_index": None,
@@ -95,7 +101,7 @@ def wire(message: GroupMessage) -> str:
         "properties": {"correlation_id": message.task_id, "delivery_mode": 2,
                        "delivery_info": {"exchange": "", "routing_key": message.queue},
                        "priority": 0, "body_encoding": "base64",
-                       "delivery_tag": str(uuid.uuid4())}})
+                       "delivery_tag": str(uuid.uuid4())}}).decode()
 
 
 def why_not_a_task(raw: bytes | str) -> str | None:
