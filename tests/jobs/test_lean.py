@@ -16,7 +16,7 @@ from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
 from jobs.strict import Lean, assembled, dumped, dumped_json, parsed, replaced
 from tests.support.records import OLD, record
-from tests.support.samples import SWEEP
+from tests.support.samples import EVERY_KIND_SWEEP, SWEEP
 
 _CELL = TypeAdapter(Cell)
 
@@ -74,12 +74,7 @@ def test_cells_read_back_hold_one_object_per_distinct_step() -> None:
 def test_expanded_cells_equal_the_same_cells_validated_and_share_their_steps() -> None:
     # expand assembles each cell from the sweep's validated values without validating it
     # again: nothing may differ from a cell validated from the same values.
-    # Every kind of value a cell takes: a host, tags, adaptive and A/A cells, a profile.
-    text = SWEEP.replace("cuda: {build: tinymoe-build}", 'cuda: {build: tinymoe-build, host: '
-                         'gb10, requires: [gpu=gb10, "model:{model}"]}') + (
-        "adaptive: {max_n: 5}\naa: true\n"
-        "profiles: {cuda: {recipe: nsys-kernels, params: {long_tokens: 40}}}\n")
-    cells = expand(load(Sweep, text, "s.yaml")[0])
+    cells = expand(load(Sweep, EVERY_KIND_SWEEP, "s.yaml")[0])
     kinds = {(c.kind, c.adaptive, c.aa, c.host, tuple(c.requires)) for c in cells}
     assert {k[0] for k in kinds} == {"bench", "profile"} and len(kinds) >= 6
     for cell in cells:

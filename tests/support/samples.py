@@ -33,3 +33,13 @@ arms:
 n: 3
 warmup: 1
 """
+
+# Every kind of value a cell takes: a host, tags, adaptive and A/A repeats, a profile (whose
+# parameters reuse the names of a cell's identity, which its id must keep apart).
+EVERY_KIND_SWEEP = SWEEP.replace(
+    "cuda: {build: tinymoe-build}",
+    'cuda: {build: tinymoe-build, host: gb10, requires: [gpu=gb10, "model:{model}"]}') + """\
+adaptive: {max_n: 5}
+aa: true
+profiles: {cuda: {recipe: nsys-kernels, params: {repeat: -1, repo: x}}}
+"""

@@ -6,7 +6,7 @@ import json
 from jobs.spec.cells import expand
 from jobs.spec.specfile import load
 from jobs.spec.sweep import Sweep
-from tests.support.samples import SWEEP
+from tests.support.samples import EVERY_KIND_SWEEP, SWEEP
 
 
 def sweep(text: str = SWEEP) -> Sweep:
@@ -30,10 +30,7 @@ def test_ids_are_readable_and_change_with_what_is_measured() -> None:
 
 def test_an_id_hashes_the_cell_s_identity_as_json_dumps_writes_it() -> None:
     # Ids are kept in Redis, sweep files and records: the JSON they hash must not change.
-    text = SWEEP.replace("cuda: {build: tinymoe-build}", 'cuda: {build: tinymoe-build, host: '
-                         'gb10, requires: [gpu=gb10, "model:{model}"]}') + (
-        "profiles: {cuda: {recipe: nsys-kernels, params: {repeat: -1, repo: \"x\"}}}\n")
-    cells = expand(sweep(text))
+    cells = expand(sweep(EVERY_KIND_SWEEP))
     assert {c.kind for c in cells} == {"bench", "profile"}
     for c in cells:
         identity = {"repo": c.repo, "commit": c.commit, "backend": c.backend, "kind": c.kind,
