@@ -4,13 +4,15 @@ scripts; `--watch` follows it (runner/watch.py)."""
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.table import Table
 
 from jobs.record.states import CellState
-from jobs.spec.cells import Cell
+
+if TYPE_CHECKING:  # the cells' model: not imported by `status`, which reads no cell
+    from jobs.spec.cells import Cell
 
 _STYLE = {"done": "green", "failed": "red", "timed_out": "red", "cancelled": "magenta",
           "skipped": "dim", "running": "yellow", "queued": "dim"}
@@ -75,7 +77,7 @@ def summary(states: Mapping[str, CellState]) -> str:
     return counts_text(Counter(s.status for s in states.values()))
 
 
-def cut_short(sweep_id: str, groups: set[str], cells: Sequence[Cell],
+def cut_short(sweep_id: str, groups: set[str], cells: Sequence["Cell"],
               statuses: Mapping[str, str]) -> list[str]:
     """The line for a sweep whose submit was cut short (`groups`: those it has not queued)."""
     if not groups:

@@ -54,3 +54,14 @@ def test_each_listed_summary_is_the_first_sentence_of_its_help(name: str) -> Non
 def test_the_version_is_the_package_version() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert __version__ == project["version"]
+
+
+def test_status_imports_no_sweep_or_cell_model() -> None:
+    # status reads states and the compact rows, never a cell: the sweep's and cells' models
+    # (some 25 ms of its start on a slow machine) are imported where a sweep is read.
+    program = ("import sys\nimport runner.commands.status\n"
+               "print(sorted({'jobs.spec.cells', 'jobs.spec.sweep', 'jobs.spec.recipes'}"
+               " & set(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -8,8 +8,12 @@
   worker, between cells, consumes every one whose tags it offers.
 """
 
-from jobs.spec.cells import Cell
+from typing import TYPE_CHECKING
+
 from jobs.spec.routing import Route
+
+if TYPE_CHECKING:  # the cells' model: not imported by `status`, which reads no cell
+    from jobs.spec.cells import Cell
 
 TASK = "benchfleet.run_group"
 _NEED = "benchfleet.need."
@@ -28,7 +32,7 @@ def need_queue(backend: str, requires: list[str]) -> str:
     return f"{_NEED}{backend}@{','.join(sorted(set(requires)))}"
 
 
-def cell_queue(cell: Cell) -> str:
+def cell_queue(cell: "Cell") -> str:
     """The queue a cell's group goes to when nothing else (a rerun's host) says otherwise."""
     if cell.host:
         return host_queue(cell.host, cell.backend)

@@ -8,14 +8,17 @@ cell travels in the exact envelope the coordinator signed; its next attempt gets
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from jobs.spec.cells import Cell
 from workers.shared.clock import server_time
 from workers.shared.leases import Held, claim_expired
 from workers.shared.messages import GroupMessage, publish, task_ids
 from workers.shared.queues import cell_queue
 from workers.shared.redis_keys import PENDING
 from workers.shared.state import Store
+
+if TYPE_CHECKING:  # the cells' model: not imported by `status`, which runs a recovery
+    from jobs.spec.cells import Cell
 
 # Defaults of the settings max_attempts and lost_after_s: a message is "lost" only if it is
 # still missing from its queue after this long (a worker that has just popped it may not yet

@@ -10,8 +10,9 @@ import json
 from base64 import b64encode
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 import redis
@@ -21,8 +22,6 @@ from redis.commands.core import Script
 
 from jobs.errors import UserError
 from jobs.record.states import FINAL, CellState, CellStatus
-from jobs.spec.cells import Cell, dumped_cell
-from jobs.spec.sweep import Sweep
 from jobs.strict import dumped_json, parsed
 from workers.shared import redis_keys
 from workers.shared.clock import epoch, now, server_time
@@ -33,8 +32,19 @@ from workers.shared.redis_client import connect, redis_retrying, replicated
 from workers.shared.redis_keys import NEEDS, PENDING, REFUSED, SPECS, SWEEPS, cell_script_keys
 from workers.shared.sweep_json import json_bytes
 
+if TYPE_CHECKING:  # the sweep's and cells' models: imported where a sweep is read or written,
+    # not by `status`, which reads neither (some 25 ms of its start on a slow machine)
+    from jobs.spec.cells import Cell
+    from jobs.spec.sweep import Sweep
+
 REFUSED_KEEP = 1000  # refused messages kept for `status`, newest first
-_CELLS = TypeAdapter(list[Cell])
+
+
+@cache
+def _cells() -> "TypeAdapter[list[Cell]]":
+    from jobs.spec.cells import Cell
+
+    return TypeAdapter(list[Cell])
 
 _LUA = Path(__file__).parent / "lua"
 _FINAL_LUA = "local final = {" + ", ".join(f"{s}=1" for s in sorted(FINAL)) + "}\n"
@@ -67,7 +77,7 @@ class CellRow(NamedTuple):
     requires: tuple[str, ...]
 
     @classmethod
-    def of(cls, cell: Cell) -> "CellRow":
+    def of(cls, cell: "Cell") -> "CellRow":
         return cls(cell.id, cell.backend, cell.model, cell.host, tuple(cell.requires))
 
 
@@ -121,7 +131,7 @@ class Store:
         return result
 
     # ---- sweeps -------------------------------------------------------------------------
-    def save_sweep(self, sweep_id: str, sweep: Sweep, cells: list[Cell], source: str,
+    def save_sweep(self, sweep_id: str, sweep: "Sweep", cells: "list[Cell]", source: str,
                    spec: str, signed: dict[str, Signed], resolved: dict[str, str],
                    states: dict[str, CellState] | None = None,
                    attempts: dict[str, int] | None = None, unpublished: Iterable[str] = (),
@@ -149,8 +159,8 @@ class Store:
                 except redis.WatchError:
                     continue  # another sweep was saved meanwhile: look again
 
-    def _write_sweep(self, pipe: "redis.client.Pipeline", sweep_id: str, sweep: Sweep,
-                     cells: list[Cell], source: str, spec: str, signed: dict[str, Signed],
+    def _write_sweep(self, pipe: "redis.client.Pipeline", sweep_id: str, sweep: "Sweep",
+                     cells: "list[Cell]", source: str, spec: str, signed: dict[str, Signed],
                      resolved: dict[str, str], states: dict[str, CellState] | None,
                      attempts: dict[str, int] | None, unpublished: set[str],
                      dumped: list[dict[str, object]] | None) -> None:
@@ -160,7 +170,7 @@ class Store:
             "spec_hash": spec, "resolved": json.dumps(resolved),
             # orjson: at 10,000 cells 3 against 40 ms for the cells (json.dumps's text, less
             # its spaces), which every reader parses as JSON.
-            "cells": json_bytes(dumped or [dumped_cell(c) for c in cells]),
+            "cells": json_bytes(dumped or _dumped(cells)),
             "rows": json_bytes([[c.id, c.backend, c.model, c.host, c.requires] for c in cells])})
         pipe.hset(redis_keys.sweep(sweep_id, "states"), mapping={
             c.id: _dump(states[c.id]) if states and c.id in states else queued for c in cells})
@@ -206,14 +216,16 @@ class Store:
         replicated(self.r)  # through Sentinel: queued on a replica too (and the sweep before it)
         return queued
 
-    def sweep(self, sweep_id: str) -> tuple[Sweep, list[Cell], dict[str, str]]:
+    def sweep(self, sweep_id: str) -> "tuple[Sweep, list[Cell], dict[str, str]]":
         data = self.r.hgetall(redis_keys.sweep(sweep_id))
         if not data:
             raise UserError(f"no sweep {sweep_id!r} in Redis; `benchfleet sweeps` lists them")
         # Validated from the JSON text itself, with no tree of dicts made first, and the
         # text then dropped with the rows beside it: at 100,000 cells these were 400 MiB
         # of a record's memory before it read one attempt.
-        cells = _CELLS.validate_json(data.pop("cells"))
+        from jobs.spec.sweep import Sweep
+
+        cells = _cells().validate_json(data.pop("cells"))
         data.pop("rows", None)
         return Sweep.model_validate_json(data["sweep"]), cells, data
 
@@ -356,6 +368,12 @@ class Store:
                 pubsub = self.r.pubsub(ignore_subscribe_messages=True)
                 pubsub.subscribe(channel)
         return pubsub
+
+
+def _dumped(cells: "list[Cell]") -> list[dict[str, object]]:
+    from jobs.spec.cells import dumped_cell
+
+    return [dumped_cell(c) for c in cells]
 
 
 def _dump(state: CellState) -> str:
